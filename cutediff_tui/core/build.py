@@ -1,0 +1,402 @@
+"""Compiles one side in a worker subprocess and keeps the artifacts in a content-addressed cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import CompileError, CutediffError
+from .gpu import GpuProfile, arch_family
+from .locking import file_lock
+from .paths import artifacts_dir
+from .recipes import RecipeInfo
+from .toolchain import Env
+
+BUILD_FORMAT = 1
+Progress = Callable[[str], None]
+
+
+def _noop(_msg: str) -> None:
+    pass
+
+
+def _digest_tree(path: Path, suffixes: tuple[str, ...] = (".py",)) -> str:
+    h = hashlib.sha256()
+    for p in sorted(path.rglob("*")):
+        if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(path)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def worker_digest() -> str:
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in ("worker.py", "recipes/context.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def fa_arch(arch: str) -> str:
+    """The FlashAttention kernel path for a compile target (sm_103a compiles the SM100 classes)."""
+    fam = arch_family(arch)
+    return {90: "sm_90a", 100: "sm_100a", 110: "sm_110a", 120: "sm_120"}.get(fam, arch)
+
+
+@dataclass
+class BuildRequest:
+    """Everything that determines one build's artifacts."""
+
+    env: Env
+    recipe: RecipeInfo
+    params: dict[str, Any]
+    profile: GpuProfile
+    lineinfo: bool = False
+    remarks: bool = True
+
+    def key(self) -> str:
+        local = {p: _digest_tree(Path(p)) for p in self.env.spec.local_paths()}
+        payload = {
+            "format": BUILD_FORMAT,
+            "worker": worker_digest(),
+            "lock": self.env.lock_digest(),
+            "local": local,
+            "recipe": self.recipe.name,
+            "recipe_src": self.recipe.source_digest(),
+            "params": self.params,
+            "arch": self.profile.arch,
+            "num_sms": self.profile.num_sms,
+            "smem": self.profile.smem_per_block,
+            "lineinfo": self.lineinfo,
+            "remarks": self.remarks,
+            "python": sys.version_info[:2],
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+@dataclass
+class Build:
+    """A finished build in the cache."""
+
+    key: str
+    path: Path
+    manifest: dict
+    from_cache: bool
+    seconds: float
+    repaired: str | None = None
+    kernels: list[Path] = field(default_factory=list)
+
+    @property
+    def log(self) -> str:
+        p = self.path / "compile.log"
+        return p.read_text(errors="replace") if p.is_file() else ""
+
+
+def _file_hashes(root: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.name != "integrity.json":
+            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def verify(path: Path) -> str | None:
+    """None if the cache entry is intact, else why not."""
+    integ = path / "integrity.json"
+    if not integ.is_file():
+        return "its integrity record is missing"
+    try:
+        expected = json.loads(integ.read_text())["files"]
+        json.loads((path / "manifest.json").read_text())
+    except (ValueError, KeyError, OSError):
+        return "its manifest or integrity record is corrupt"
+    for rel, digest in expected.items():
+        p = path / rel
+        if not p.is_file():
+            return f"{rel} is missing"
+        if hashlib.sha256(p.read_bytes()).hexdigest() != digest:
+            return f"{rel} does not match its recorded hash"
+    return None
+
+
+def load_cached(key: str) -> Build | None:
+    path = artifacts_dir() / key
+    if not path.is_dir():
+        return None
+    if verify(path) is not None:
+        return None
+    manifest = json.loads((path / "manifest.json").read_text())
+    return Build(key, path, manifest, True, 0.0, kernels=_kernel_dirs(path))
+
+
+def _kernel_dirs(path: Path) -> list[Path]:
+    kd = path / "kernels"
+    return sorted(p for p in kd.iterdir() if (p / "kernel.cubin").is_file()) if kd.is_dir() else []
+
+
+def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
+    msg = err.get("message", "")
+    typ = err.get("type", "Error")
+    stage = err.get("stage")
+    log = err.get("traceback", "")
+    if "CudaDriverDependency" in typ or "CudaDriverDependency" in log:
+        return CompileError(
+            f"Side {side}: this DSL version loads the CUDA driver when imported ({typ}), and this machine has none.",
+            "Compile with DSL 4.5 or newer, or run on a machine with an NVIDIA driver.",
+            log,
+        )
+    if stage == "import":
+        return CompileError(
+            f"Side {side}: the DSL failed to import ({typ}: {msg}).",
+            "Check that the DSL version and the pinned packages belong together (cutediff env list).",
+            log,
+        )
+    if isinstance(msg, str) and ("No module named" in msg or typ in ("ImportError", "ModuleNotFoundError", "AttributeError")):
+        return CompileError(
+            f"Side {side}: recipe {recipe.name} could not import what it needs ({typ}: {msg}).",
+            f"Pin a matching version of {', '.join(recipe.needs) or 'the kernel package'} with --with, or use a DSL version it supports.",
+            log,
+        )
+    return CompileError(
+        f"Side {side}: recipe {recipe.name} failed while compiling ({typ}: {msg}).",
+        "The full log is kept; run with --debug to see the traceback.",
+        log,
+    )
+
+
+def compile_build(
+    req: BuildRequest,
+    *,
+    side: str = "A",
+    use_cache: bool = True,
+    timeout: float = 1800,
+    progress: Progress = _noop,
+    cancel: threading.Event | None = None,
+) -> Build:
+    """Compile ``req`` in a worker (or take it from the cache)."""
+    fam = arch_family(req.profile.arch)
+    if fam not in req.recipe.archs:
+        raise CompileError(
+            f"Recipe {req.recipe.name} has no kernel for {req.profile.arch}.",
+            f"It supports sm_{'x, sm_'.join(str(a // 10) for a in req.recipe.archs)}x targets; pick one with --arch.",
+        )
+    key = req.key()
+    root = artifacts_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    repaired = None
+    with file_lock(root / f".{key}.lock"):
+        final = root / key
+        if use_cache and final.is_dir():
+            problem = verify(final)
+            if problem is None:
+                build = load_cached(key)
+                assert build is not None
+                return build
+            repaired = f"cache entry {key[:12]} was damaged ({problem}); rebuilt it"
+            progress(f"side {side}: {repaired}")
+            shutil.rmtree(final, ignore_errors=True)
+        tmp = root / f".tmp-{key}-{os.getpid()}-{threading.get_ident()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        try:
+            t0 = time.monotonic()
+            manifest = _run_worker(req, tmp, side=side, timeout=timeout, progress=progress, cancel=cancel)
+            seconds = time.monotonic() - t0
+            manifest.update(
+                {
+                    "key": key,
+                    "side_label": req.env.spec.label,
+                    "env": req.env.name,
+                    "lock": req.env.versions(),
+                    "recipe": req.recipe.name,
+                    "params": req.params,
+                    "profile": req.profile.to_json(),
+                    "wall_seconds": round(seconds, 3),
+                    "local_sources": req.env.spec.local_paths(),
+                }
+            )
+            if not manifest.get("compiles"):
+                raise CompileError(
+                    f"Side {side}: recipe {req.recipe.name} ran but compiled no kernel.",
+                    "Check that the recipe calls cute.compile (or the kernel package's entry point).",
+                )
+            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+            shutil.rmtree(tmp / "dump", ignore_errors=True)
+            (tmp / "integrity.json").write_text(json.dumps({"files": _file_hashes(tmp)}))
+            if use_cache:
+                if final.exists():
+                    shutil.rmtree(final)
+                os.replace(tmp, final)
+                path = final
+            else:
+                path = root / f".nocache-{key}-{os.getpid()}"
+                shutil.rmtree(path, ignore_errors=True)
+                os.replace(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return Build(key, path, manifest, False, seconds, repaired=repaired, kernels=_kernel_dirs(path))
+
+
+def _run_worker(
+    req: BuildRequest,
+    out: Path,
+    *,
+    side: str,
+    timeout: float,
+    progress: Progress,
+    cancel: threading.Event | None,
+) -> dict:
+    read_fd, write_fd = os.pipe()
+    request = {
+        "site": str(req.env.site),
+        "local_paths": req.env.spec.local_paths(),
+        "out_dir": str(out),
+        "arch": req.profile.arch,
+        "fa_arch": fa_arch(req.profile.arch),
+        "num_sms": req.profile.num_sms,
+        "smem": req.profile.smem_per_block,
+        "lineinfo": req.lineinfo,
+        "remarks": req.remarks,
+        "recipe_entry": req.recipe.entry,
+        "params": req.params,
+        "event_fd": write_fd,
+    }
+    (out / "request.json").write_text(json.dumps(request, indent=1))
+    log_path = out / "compile.log"
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.pop("PYTHONPATH", None)
+    pkg_parent = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = pkg_parent
+    what = "line-info build" if req.lineinfo else "build"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cutediff_tui.core.worker", str(out / "request.json")],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            pass_fds=(write_fd,), env=env, cwd=str(out), start_new_session=True,
+        )
+    os.close(write_fd)
+    events: list[dict] = []
+
+    def reader() -> None:
+        with os.fdopen(read_fd, "r") as fh:
+            for line in fh:
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue
+                events.append(ev)
+                if ev.get("event") == "compile":
+                    progress(f"side {side}: {what}: compiled kernel {ev['index'] + 1} ({ev['callable']}) in {ev['seconds']:.1f} s")
+                elif ev.get("event") == "stage" and ev.get("stage") == "import":
+                    progress(f"side {side}: {what}: importing DSL {ev.get('dsl')}")
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                rc = proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if cancel is not None and cancel.is_set():
+                _kill(proc)
+                raise CompileError(f"Side {side}: the compile was cancelled.", "Nothing was cached.")
+            if time.monotonic() > deadline:
+                _kill(proc)
+                raise CompileError(
+                    f"Side {side}: the compile did not finish within {int(timeout)} s and was stopped.",
+                    "Raise the limit with --timeout if the kernel is large.",
+                )
+    except BaseException:
+        _kill(proc)
+        raise
+    t.join(timeout=2)
+    if rc != 0:
+        err_file = out / "error.json"
+        if err_file.is_file():
+            err = json.loads(err_file.read_text())
+            exc = _describe_failure(err, side, req.recipe)
+            exc.log = log_path.read_text(errors="replace")
+            raise exc
+        if rc < 0:
+            sig = signal.Signals(-rc).name
+            raise CompileError(
+                f"Side {side}: the compile worker was killed ({sig}) before it finished.",
+                "Nothing was cached; run the command again (check memory if it happens each time).",
+                log_path.read_text(errors="replace"),
+            )
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        raise CompileError(
+            f"Side {side}: the compile worker exited with status {rc} ({tail[0][:200]}).",
+            "Run with --debug to see its log.",
+            log_path.read_text(errors="replace"),
+        )
+    mf = out / "manifest.json"
+    if not mf.is_file():
+        raise CompileError(f"Side {side}: the compile worker ended without a manifest.", "Run with --debug to see its log.")
+    return json.loads(mf.read_text())
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def cache_info() -> dict:
+    from .paths import cache_dir, envs_dir
+
+    def size(p: Path) -> int:
+        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else 0
+
+    arts = [p for p in artifacts_dir().iterdir() if p.is_dir() and not p.name.startswith(".")] if artifacts_dir().is_dir() else []
+    envs = [p for p in envs_dir().iterdir() if p.is_dir() and not p.name.startswith(".")] if envs_dir().is_dir() else []
+    return {
+        "root": str(cache_dir()),
+        "builds": len(arts),
+        "builds_bytes": size(artifacts_dir()),
+        "environments": len(envs),
+        "environments_bytes": size(envs_dir()),
+    }
+
+
+def cache_clear(what: str = "builds") -> int:
+    from .paths import envs_dir
+
+    removed = 0
+    targets = [artifacts_dir()] if what == "builds" else [artifacts_dir(), envs_dir()]
+    for root in targets:
+        if root.is_dir():
+            for p in root.iterdir():
+                if p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+                    removed += 1
+    return removed
+
+
+__all__ = ["Build", "BuildRequest", "compile_build", "CutediffError", "cache_info", "cache_clear"]

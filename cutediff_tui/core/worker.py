@@ -1,0 +1,259 @@
+"""Compile worker: runs inside a toolchain overlay and captures every kernel the DSL compiles.
+
+Run as ``python -m cutediff_tui.core.worker REQUEST.json``. It puts the overlay first on
+``sys.path``, sets the DSL's dump/arch variables, applies compatibility shims, wraps
+``cutlass.cute.compile`` to record each compile, runs the recipe under fake tensors and writes
+``manifest.json`` (or ``error.json``) into the request's ``out_dir``. Progress events go as JSON
+lines to the file descriptor ``event_fd``. This module imports only the standard library at the top:
+it must start inside any toolchain.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import importlib.util
+import json
+import os
+import re
+import shutil
+import site
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+_EVENTS = None
+
+
+def emit(event: str, **data: Any) -> None:
+    if _EVENTS is None:
+        return
+    try:
+        _EVENTS.write(json.dumps({"event": event, **data}) + "\n")
+        _EVENTS.flush()
+    except OSError:
+        pass
+
+
+def setup_paths(site_dir: str, local_paths: list[str]) -> None:
+    """Overlay first on sys.path; drop the host's own DSL package folders."""
+    before = list(sys.path)
+    site.addsitedir(site_dir)
+    added = [p for p in sys.path if p not in before]
+    rest = [p for p in before if "nvidia_cutlass_dsl" not in p]
+    sys.path[:] = list(local_paths) + added + rest
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("cutlass", "flash_attn", "quack", "cuda", "tvm_ffi"):
+            del sys.modules[name]
+
+
+def version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+def apply_shims(num_sms: int, smem: int) -> list[str]:
+    """Compatibility and compile-only shims; returns a description of each one applied."""
+    applied: list[str] = []
+    import cutlass.cute as cute
+
+    core = getattr(cute, "core", None)
+    if core is not None:
+        for name in ("ThrMma", "ThrCopy", "TiledMma", "TiledCopy"):
+            if not hasattr(core, name) and hasattr(cute, name):
+                setattr(core, name, getattr(cute, name))
+                applied.append(f"alias cute.core.{name} = cute.{name}")
+    try:
+        from cutlass.utils import HardwareInfo  # type: ignore
+    except Exception:
+        HardwareInfo = None
+    if HardwareInfo is not None:
+
+        def _init(self, device_id: int = 0):
+            self.device_id = device_id
+
+        def _sms(self):
+            return num_sms
+
+        def _clusters(self, cluster_size: int, stream=None):
+            return max(1, num_sms // max(1, int(cluster_size)))
+
+        def _smem(self):
+            return smem
+
+        HardwareInfo.__init__ = _init
+        HardwareInfo.get_device_multiprocessor_count = _sms
+        HardwareInfo.get_max_active_clusters = _clusters
+        if hasattr(HardwareInfo, "get_max_shared_memory_per_block"):
+            HardwareInfo.get_max_shared_memory_per_block = _smem
+        applied.append(f"HardwareInfo answers from the GPU profile ({num_sms} SMs, no driver)")
+    return applied
+
+
+class Recorder:
+    """Stands in for ``cute.compile``: times each compile and notes the files it dumped."""
+
+    def __init__(self, inner: Any, state: dict) -> None:
+        self._inner = inner
+        self._state = state
+
+    def __getitem__(self, options: Any) -> Recorder:
+        return Recorder(self._inner[options], self._state)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        st = self._state
+        dump: Path = st["dump"]
+        before = set(os.listdir(dump)) if dump.is_dir() else set()
+        t0 = time.monotonic()
+        result = self._inner(*args, **kwargs)
+        seconds = time.monotonic() - t0
+        after = set(os.listdir(dump)) if dump.is_dir() else set()
+        index = len(st["compiles"])
+        fn = args[0] if args else None
+        name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", "kernel")
+        entry = {"index": index, "seconds": round(seconds, 3), "callable": str(name), "files": sorted(after - before)}
+        kdir = st["out"] / "kernels" / f"{index:03d}"
+        kdir.mkdir(parents=True, exist_ok=True)
+        for fname in entry["files"]:
+            src = dump / fname
+            if fname.endswith(".ptx"):
+                shutil.copy(src, kdir / "kernel.ptx")
+            elif fname.endswith(".cubin"):
+                shutil.copy(src, kdir / "kernel.cubin")
+            elif fname.endswith(".mlir"):
+                shutil.copy(src, kdir / "kernel.mlir")
+        # DSL >= 4.3 exposes the artifacts on the compiled object as well.
+        for attr, fname in (("__ptx__", "kernel.ptx"), ("__cubin__", "kernel.cubin"), ("__mlir__", "kernel.mlir")):
+            if (kdir / fname).exists():
+                continue
+            try:
+                value = getattr(result, attr, None)
+            except Exception:
+                value = None
+            if value:
+                data = value if isinstance(value, (bytes, bytearray)) else str(value).encode()
+                (kdir / fname).write_bytes(bytes(data))
+                entry.setdefault("from_object", []).append(attr)
+        entry["artifacts"] = sorted(p.name for p in kdir.iterdir())
+        st["compiles"].append(entry)
+        emit("compile", index=index, seconds=entry["seconds"], callable=entry["callable"])
+        return result
+
+
+def load_entry(entry: str):
+    module, _, func = entry.partition(":")
+    if module.endswith(".py") or os.sep in module:
+        spec = importlib.util.spec_from_file_location("cutediff_user_recipe", module)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {module}")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["cutediff_user_recipe"] = mod
+        spec.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(module)
+    return getattr(mod, func)
+
+
+def run(request: dict) -> int:
+    out = Path(request["out_dir"])
+    out.mkdir(parents=True, exist_ok=True)
+    dump = out / "dump"
+    dump.mkdir(exist_ok=True)
+    setup_paths(request["site"], request.get("local_paths", []))
+    try:
+        dsl_version = md.version("nvidia-cutlass-dsl")
+    except md.PackageNotFoundError:
+        dsl_version = "unknown"
+    vt = version_tuple(dsl_version) if dsl_version != "unknown" else (0,)
+    arch = request["arch"]
+    env = {
+        "CUTE_DSL_ARCH": arch,
+        "FLASH_ATTENTION_ARCH": request.get("fa_arch") or arch,
+        "FLASH_ATTENTION_NUM_SMS": str(request["num_sms"]),
+        "CUTE_DSL_DUMP_DIR": str(dump),
+        "CUTE_DSL_KEEP": "ir,ptx,cubin",
+        "CUTE_DSL_DISABLE_FILE_CACHING": "1",
+        "CUTE_DSL_CACHE_DIR": str(out / "dsl-cache"),
+        "CUTE_DSL_LINEINFO": "1" if request.get("lineinfo") else "0",
+    }
+    if vt < (4, 5):
+        env.update({"CUTE_DSL_KEEP_PTX": "1", "CUTE_DSL_KEEP_CUBIN": "1", "CUTE_DSL_KEEP_IR": "1"})
+        env.pop("CUTE_DSL_KEEP")
+    remarks = bool(request.get("remarks")) and vt >= (4, 7)
+    if remarks:
+        env["CUTE_DSL_COMPILER_OPT"] = "remarks{ptx}"
+    os.environ.update(env)
+    manifest: dict[str, Any] = {
+        "dsl_version": dsl_version,
+        "arch": arch,
+        "lineinfo": bool(request.get("lineinfo")),
+        "remarks_enabled": remarks,
+        "env": env,
+        "python": sys.version.split()[0],
+        "packages": {},
+    }
+    for dist in ("nvidia-cutlass-dsl", "flash-attn-4", "quack-kernels", "apache-tvm-ffi", "torch", "cuda-bindings"):
+        try:
+            manifest["packages"][dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            pass
+    state = {"dump": dump, "out": out, "compiles": []}
+    stage = "import"
+    t_start = time.monotonic()
+    try:
+        emit("stage", stage="import", dsl=dsl_version)
+        import cutlass  # noqa: F401
+        import cutlass.cute as cute
+
+        stage = "shims"
+        manifest["shims"] = apply_shims(int(request["num_sms"]), int(request.get("smem", 232448)))
+        cute.compile = Recorder(cute.compile, state)  # type: ignore[assignment]
+        stage = "recipe"
+        emit("stage", stage="recipe")
+        from cutediff_tui.core.recipes.context import RecipeContext
+
+        ctx = RecipeContext(arch=arch, params=request.get("params", {}), num_sms=int(request["num_sms"]))
+        func = load_entry(request["recipe_entry"])
+        t0 = time.monotonic()
+        func(ctx)
+        manifest["recipe_seconds"] = round(time.monotonic() - t0, 3)
+        manifest["notes"] = ctx.notes
+    except BaseException as exc:  # reported to the parent as data, never as a traceback on screen
+        err = {
+            "stage": stage,
+            "type": type(exc).__name__,
+            "message": str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__,
+            "traceback": traceback.format_exc(),
+            "dsl_version": dsl_version,
+            "compiles_done": len(state["compiles"]),
+        }
+        (out / "error.json").write_text(json.dumps(err, indent=1))
+        emit("error", **{k: err[k] for k in ("stage", "type", "message")})
+        return 3
+    manifest["compiles"] = state["compiles"]
+    manifest["seconds"] = round(time.monotonic() - t_start, 3)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    shutil.rmtree(out / "dsl-cache", ignore_errors=True)
+    emit("done", compiles=len(state["compiles"]), seconds=manifest["seconds"])
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    global _EVENTS
+    argv = sys.argv[1:] if argv is None else argv
+    request = json.loads(Path(argv[0]).read_text())
+    fd = request.get("event_fd")
+    if fd is not None:
+        try:
+            _EVENTS = os.fdopen(int(fd), "w", buffering=1)
+        except OSError:
+            _EVENTS = None
+    return run(request)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
