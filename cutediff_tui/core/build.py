@@ -277,6 +277,7 @@ def _run_worker(
     log_path = out / "compile.log"
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
+    env["NO_COLOR"] = "1"
     env.pop("PYTHONPATH", None)
     pkg_parent = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = pkg_parent

@@ -1,0 +1,381 @@
+"""The ``cutediff`` command line: a thin face over :mod:`cutediff_tui.core`."""
+
+from __future__ import annotations
+
+import functools
+import json
+import shlex
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from .core.errors import CutediffError
+
+err_console = Console(stderr=True, highlight=False)
+out_console = Console(highlight=False)
+
+
+class State:
+    debug = False
+
+
+def fail(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    sys.exit(code)
+
+
+def guarded(func):
+    """Turn CutediffError into one sentence (traceback only with --debug)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except CutediffError as exc:
+            if State.debug:
+                raise
+            fail(exc.sentence())
+        except KeyboardInterrupt:
+            err_console.print("interrupted: stopped the workers; nothing partial was kept in the cache.")
+            sys.exit(130)
+        except OSError as exc:
+            if State.debug:
+                raise
+            fail(f"{exc.strerror or exc} ({getattr(exc, 'filename', '') or ''}). Check the path and permissions; run with --debug for details.")
+
+    return wrapper
+
+
+def progress_printer(quiet: bool = False):
+    lock = threading.Lock()
+
+    def show(msg: str) -> None:
+        if quiet:
+            return
+        with lock:
+            err_console.print(f"[dim]·[/] {msg}", soft_wrap=True)
+
+    return show
+
+
+# ---------------------------------------------------------------- shared options
+
+
+def recipe_options(func):
+    opts = [
+        click.option("--kernel", "kernel", default="fa4-fwd", show_default=True, help="Recipe to compile (cutediff recipes lists them)."),
+        click.option("--arch", default=None, help="Target arch, e.g. sm_90a, sm_100a, sm_103a, sm_120a (default: local GPU, else sm_100a)."),
+        click.option("--gpu", default=None, help="Target GPU profile (h100, h200, b200, b300, …): arch plus SM count."),
+        click.option("--num-sms", type=int, default=None, help="SM count that persistent kernels see while compiling."),
+        click.option("--with", "with_", multiple=True, help="Pin shared by both sides (NAME==VERSION or a source folder)."),
+        click.option("--cuda", type=click.Choice(["12", "13"]), default=None, help="DSL libraries flavour (default: as the host torch)."),
+        click.option("--varlen/--batched", default=None, help="Packed variable-length or fixed-length batches."),
+        click.option("--causal/--no-causal", default=None, help="Causal mask."),
+        click.option("--hdim", type=int, default=None),
+        click.option("--hdim-v", type=int, default=None),
+        click.option("--heads", type=int, default=None),
+        click.option("--kv-heads", type=int, default=None, help="Key/value heads (GQA)."),
+        click.option("--dtype", type=click.Choice(["bf16", "fp16"]), default=None),
+        click.option("--seqlen", type=int, default=None),
+        click.option("--batch", type=int, default=None),
+        click.option("--total", type=int, default=None, help="Total tokens (varlen)."),
+        click.option("--docs", type=int, default=None, help="Documents (varlen)."),
+        click.option("--window", default=None, help="Sliding window L,R."),
+        click.option("--param", "extra_params", multiple=True, help="Other recipe parameter as NAME=VALUE."),
+        click.option("--no-cache", is_flag=True, help="Compile again even when the cache has the result."),
+        click.option("--no-lineinfo", is_flag=True, help="Skip the separate line-info build (no source lines for spills)."),
+        click.option("--timeout", type=float, default=1800, show_default=True, help="Seconds before a compile is stopped."),
+        click.option("--wheelhouse", type=click.Path(path_type=Path), default=None, help="Build environments offline from this folder."),
+        click.option("--debug", is_flag=True, help="Show tracebacks."),
+    ]
+    for o in reversed(opts):
+        func = o(func)
+    return func
+
+
+PARAM_KEYS = ("varlen", "causal", "hdim", "hdim_v", "heads", "kv_heads", "dtype", "seqlen", "batch", "total", "docs", "window")
+
+
+def build_options(a: str, b: str, kw: dict[str, Any]):
+    from .core.compare import CompareOptions
+    from .core.gpu import resolve_profile
+    from .core.recipes import coerce_params, get_recipe
+    from .core.toolchain import parse_side
+
+    State.debug = bool(kw.get("debug"))
+    cuda = int(kw["cuda"]) if kw.get("cuda") else None
+    specs = (parse_side(a, kw.get("with_", ()), cuda), parse_side(b, kw.get("with_", ()), cuda))
+    recipe = get_recipe(kw["kernel"])
+    given = {k: kw.get(k) for k in PARAM_KEYS}
+    for item in kw.get("extra_params", ()):
+        if "=" not in item:
+            raise CutediffError(f"--param {item!r} is not NAME=VALUE.", "Write it as e.g. --param hdim=64.")
+        k, v = item.split("=", 1)
+        given[k.replace("-", "_")] = v
+    given = {k: v for k, v in given.items() if v is not None}
+    # FA4 parameters only apply to FA4 recipes; others declare their own.
+    known = {p.name for p in recipe.params}
+    unknown = [k for k in given if k not in known]
+    if unknown:
+        raise CutediffError(f"Recipe {recipe.name} has no parameter {', '.join(unknown)}.",
+                            f"Its parameters: {', '.join(sorted(known)) or 'none'}.")
+    params = coerce_params(recipe, given)
+    profile = resolve_profile(kw.get("gpu"), kw.get("arch"), kw.get("num_sms"))
+    return CompareOptions(
+        specs=specs,
+        recipe=recipe,
+        params=params,
+        profile=profile,
+        lineinfo=not kw.get("no_lineinfo"),
+        use_cache=not kw.get("no_cache"),
+        timeout=kw.get("timeout") or 1800,
+        wheelhouse=kw.get("wheelhouse"),
+        crosscheck=[v.strip() for v in (kw.get("crosscheck") or "").split(",") if v.strip()],
+        allow_ptx_rewrite=bool(kw.get("allow_ptx_rewrite")),
+        command="cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:]),
+    )
+
+
+# ---------------------------------------------------------------- commands
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Compare CuTe DSL kernels across toolchains: PTX, SASS, spills, registers, benchmarks.
+
+    With no command, opens the bundled sample (FA4 on sm_103a, DSL 4.5.1 vs 4.8.0) in the TUI.
+    """
+    State.debug = debug
+    if ctx.invoked_subcommand is None:
+        _open_tui(None)
+
+
+def _open_tui(path: Path | None) -> None:
+    from .samples import default_sample
+
+    @guarded
+    def go() -> None:
+        from .core.compare import load_json
+
+        target = path or default_sample()
+        comparison = load_json(target)
+        from .ui.app import CutediffApp
+
+        CutediffApp(comparison, source=target).run()
+
+    go()
+
+
+@main.command("open")
+@click.argument("result", type=click.Path(path_type=Path))
+@click.option("--debug", is_flag=True)
+def open_cmd(result: Path, debug: bool) -> None:
+    """Open a saved comparison (a comparison.json or the folder holding one) in the TUI."""
+    State.debug = State.debug or debug
+    if result.is_dir():
+        result = result / "comparison.json"
+    _open_tui(result)
+
+
+@main.command()
+@click.argument("a")
+@click.argument("b")
+@recipe_options
+@click.option("--json", "json_out", default=None, help="Write the comparison as JSON to PATH, or - for stdout.")
+@click.option("--save", type=click.Path(path_type=Path), default=None, help="Save a self-contained result folder (opens offline).")
+@click.option("--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4.")
+@click.option("--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled).")
+@click.option("--tui", is_flag=True, help="Open the result in the TUI.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@guarded
+def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, quiet: bool, **kw: Any) -> None:
+    """Compile a recipe under toolchains A and B (in parallel) and compare the kernels.
+
+    A and B are DSL versions with optional pins, e.g. 4.5.1 or 4.8.0,quack-kernels==0.6.5.
+    """
+    from .core.analysis_pipeline import dumps
+    from .core.compare import run_compare
+    from .core.resultdir import save_result
+    from .render import comparison_tables
+
+    opts = build_options(a, b, kw)
+    progress = progress_printer(quiet)
+    progress(f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} ({opts.profile.name}, {opts.profile.num_sms} SMs)")
+    comparison = run_compare(opts, progress)
+    if save:
+        comparison = save_result(comparison, save)
+        progress(f"saved to {save}")
+    if json_out == "-":
+        sys.stdout.write(dumps(comparison) + "\n")
+    else:
+        if json_out:
+            Path(json_out).write_text(dumps(comparison) + "\n")
+            progress(f"wrote {json_out}")
+        for renderable in comparison_tables(comparison):
+            out_console.print(renderable)
+    errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
+    for e in errors:
+        err_console.print(f"[bold red]error:[/] {e}", soft_wrap=True)
+    if tui and not errors:
+        from .ui.app import CutediffApp
+
+        CutediffApp(comparison).run()
+    if errors:
+        sys.exit(2)
+
+
+@main.command()
+@click.argument("path_a", type=click.Path(path_type=Path))
+@click.argument("path_b", type=click.Path(path_type=Path))
+@click.option("--json", "json_out", default=None, help="Write the comparison as JSON to PATH, or - for stdout.")
+@click.option("--debug", is_flag=True)
+@guarded
+def diff(path_a: Path, path_b: Path, json_out: str | None, debug: bool) -> None:
+    """Analyse existing artifacts, no compile: a .cubin, a .ptx or a CUTE_DSL_DUMP_DIR folder per side."""
+    State.debug = State.debug or debug
+    from .core.analysis_pipeline import dumps
+    from .core.artifacts_diff import diff_paths
+    from .render import comparison_tables
+
+    comparison = diff_paths(path_a, path_b, command="cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:]))
+    if json_out == "-":
+        sys.stdout.write(dumps(comparison) + "\n")
+        return
+    if json_out:
+        Path(json_out).write_text(dumps(comparison) + "\n")
+    for renderable in comparison_tables(comparison):
+        out_console.print(renderable)
+
+
+@main.command()
+def recipes() -> None:
+    """List the recipes and their parameters."""
+    from rich.table import Table
+
+    from .core.recipes import BUILTINS
+
+    for r in BUILTINS.values():
+        t = Table(title=f"{r.name}: {r.summary}", title_justify="left", show_edge=False)
+        t.add_column("parameter")
+        t.add_column("type")
+        t.add_column("default")
+        t.add_column("help")
+        for p in r.params:
+            t.add_row("--" + p.name.replace("_", "-"), p.type, str(p.default), p.help + (f" ({'|'.join(p.choices)})" if p.choices else ""))
+        out_console.print(t)
+
+
+# ---------------------------------------------------------------- env
+
+
+@main.group()
+def env() -> None:
+    """Toolchain environments (one overlay per DSL version + pins, in the user cache)."""
+
+
+def _env_opts(func):
+    for o in reversed([
+        click.option("--with", "with_", multiple=True, help="Pin (NAME==VERSION or a source folder)."),
+        click.option("--cuda", type=click.Choice(["12", "13"]), default=None),
+        click.option("--debug", is_flag=True),
+    ]):
+        func = o(func)
+    return func
+
+
+@env.command("create")
+@click.argument("spec")
+@_env_opts
+@click.option("--wheelhouse", type=click.Path(path_type=Path), default=None, help="Install offline from this folder.")
+@guarded
+def env_create(spec: str, with_: tuple, cuda: str | None, debug: bool, wheelhouse: Path | None) -> None:
+    """Create (or reuse) the environment for SPEC, e.g. 4.8.0 or 4.8.0,quack-kernels==0.6.5."""
+    State.debug = State.debug or debug
+    from .core.toolchain import create_env, parse_side
+
+    s = parse_side(spec, with_, int(cuda) if cuda else None)
+    e = create_env(s, wheelhouse=wheelhouse, progress=progress_printer())
+    out_console.print(f"{e.name}  {e.path}")
+    for k, v in e.versions().items():
+        out_console.print(f"  {k}=={v}")
+
+
+@env.command("list")
+def env_list() -> None:
+    """List created environments."""
+    from rich.table import Table
+
+    from .core.toolchain import list_envs
+
+    t = Table(show_edge=False)
+    for c in ("name", "DSL", "pins", "packages", "path"):
+        t.add_column(c)
+    for e in list_envs():
+        v = e.versions()
+        t.add_row(e.name, e.spec.dsl, ", ".join(map(str, e.spec.pins)) or "-", str(len(v)), str(e.path))
+    out_console.print(t)
+
+
+@env.command("remove")
+@click.argument("target")
+@guarded
+def env_remove(target: str) -> None:
+    """Remove environments by name, key or DSL version."""
+    from .core.toolchain import remove_env
+
+    removed = remove_env(target)
+    if not removed:
+        raise CutediffError(f"No environment matches {target!r}.", "cutediff env list shows the names.")
+    for n in removed:
+        out_console.print(f"removed {n}")
+
+
+@env.command("download")
+@click.argument("spec")
+@_env_opts
+@click.option("-d", "--dest", type=click.Path(path_type=Path), required=True, help="Wheelhouse folder to fill.")
+@click.option("--python-version", default=None, help="Python of the target machine, e.g. 3.12.")
+@click.option("--platform", "platform_", default="manylinux_2_28_x86_64", show_default=True)
+@guarded
+def env_download(spec: str, with_: tuple, cuda: str | None, debug: bool, dest: Path, python_version: str | None, platform_: str) -> None:
+    """Fill a wheelhouse for SPEC on a connected machine (then: env create SPEC --wheelhouse DIR)."""
+    State.debug = State.debug or debug
+    from .core.toolchain import download_env, parse_side, python_tag
+
+    s = parse_side(spec, with_, int(cuda) if cuda else None)
+    lock = download_env(s, dest, python_version=python_version or python_tag(), pip_platform=platform_, progress=progress_printer())
+    out_console.print(f"wheelhouse ready: {dest} (lock {lock.name})")
+
+
+# ---------------------------------------------------------------- cache
+
+
+@main.group()
+def cache() -> None:
+    """The build cache."""
+
+
+@cache.command("info")
+def cache_info_cmd() -> None:
+    from .core.build import cache_info
+
+    out_console.print_json(json.dumps(cache_info()))
+
+
+@cache.command("clear")
+@click.option("--all", "all_", is_flag=True, help="Environments too, not only builds.")
+def cache_clear_cmd(all_: bool) -> None:
+    from .core.build import cache_clear
+
+    n = cache_clear("all" if all_ else "builds")
+    out_console.print(f"removed {n} entries")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

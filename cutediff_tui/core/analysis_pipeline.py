@@ -1,0 +1,320 @@
+"""From two sides' builds to one comparison: disassembly (cached), metrics, spill sites, alignment."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .analysis import align as align_mod
+from .analysis import classes, pressure, spills, tools
+from .analysis.fingerprint import cubin_toolchain, ptx_toolchain
+from .analysis.ptx import parse_ptx
+from .analysis.resource_usage import parse_resource_usage
+from .analysis.sass import SassListing, merge_sass, parse_sass
+from .errors import CutediffError
+from .files import read_text
+from .locking import atomic_write
+from .naming import kernel_class, unique_names
+from .paths import cache_dir
+from .remarks import parse_remarks
+
+if TYPE_CHECKING:
+    from .build import Build
+    from .compare import CompareOptions, SideOutcome
+
+ANALYSIS_VERSION = 1
+Progress = Callable[[str], None]
+
+
+def _noop(_msg: str) -> None:
+    pass
+
+
+# ---------------------------------------------------------------- texts (cached disassembly)
+
+
+def text_cache_dir(build_key: str, index: str) -> Path:
+    return cache_dir() / "disasm" / build_key / index
+
+
+def kernel_texts(cubin: Path, cache: Path | None, *, line_info: bool = False, live: bool = False) -> dict[str, str]:
+    """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there."""
+    wanted = {"sass": dict(), "res": None}
+    if line_info:
+        wanted["sass_g"] = dict(line_info=True)
+    if live:
+        wanted["lrm"] = dict(live_ranges=True)
+    out: dict[str, str] = {}
+    for name, kw in wanted.items():
+        path = cache / f"{name}.txt" if cache else None
+        if path is not None and path.is_file():
+            out[name] = path.read_text(errors="replace")
+            continue
+        gz = cache / f"{name}.txt.gz" if cache else None
+        if gz is not None and gz.is_file():
+            out[name] = gzip.decompress(gz.read_bytes()).decode(errors="replace")
+            continue
+        text = tools.resource_usage(cubin) if name == "res" else tools.disassemble(cubin, **kw)
+        out[name] = text
+        if path is not None:
+            atomic_write(path, text)
+    return out
+
+
+# ---------------------------------------------------------------- one kernel of one side
+
+
+def _resources(res_text: str, symbol: str | None) -> dict[str, Any]:
+    table = parse_resource_usage(res_text)
+    if not table:
+        return {}
+    ru = table.get(symbol) if symbol else None
+    if ru is None:
+        ru = next(iter(table.values()))
+    return {
+        "registers": ru.registers,
+        "stack_bytes": ru.stack,
+        "shared_bytes": ru.shared,
+        "local_bytes": ru.local,
+    }
+
+
+def _entry(listing: SassListing):
+    entries = [f for f in listing.functions if getattr(f, "is_entry", False)] or listing.functions
+    if not entries:
+        raise CutediffError("The disassembly holds no function.", "The cubin may be empty or truncated.")
+    return max(entries, key=lambda f: len(f.instrs))
+
+
+def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path | None, remarks: list) -> dict:
+    """Metrics and listings of one compiled kernel of one side."""
+    index = kdir.name
+    texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True)
+    plain = parse_sass(texts["sass"])
+    live = parse_sass(texts["lrm"])
+    li_listing = None
+    li_res = None
+    if li_kdir is not None and li_build is not None:
+        li_texts = kernel_texts(li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True)
+        li_listing = parse_sass(li_texts["sass_g"])
+        li_res = li_texts["res"]
+    listing = merge_sass(plain, li_listing, live)
+    func = _entry(listing)
+    symbol = func.name
+    metrics: dict[str, Any] = {"symbol": symbol}
+    metrics.update(_resources(texts["res"], symbol))
+    store, load = spills.spill_bytes(func)
+    metrics["spill_store_bytes"] = store
+    metrics["spill_load_bytes"] = load
+    metrics["spill_source"] = "SASS local-memory accesses" + (" (SpillRefill tags)" if listing.has_spill_tags else "")
+    ops = classes.count_opcodes(func)
+    metrics["opcodes"] = ops
+    metrics["instruction_classes"] = classes.count_classes(func)
+    metrics["instructions"] = len(func.instrs)
+    metrics["stl"] = ops.get("STL", 0)
+    metrics["ldl"] = ops.get("LDL", 0)
+    sites = spills.spill_sites(func)
+    metrics["spill_sites"] = [s.to_json() if hasattr(s, "to_json") else _plain(s) for s in sites]
+    metrics["pressure"] = pressure.summary(func) if hasattr(pressure, "summary") else {}
+    metrics["line_info_mapped"] = bool(listing.merge and listing.merge.lineinfo == "mapped")
+    ptx_text = read_text(kdir, "kernel.ptx")
+    if ptx_text is not None:
+        mod = parse_ptx(ptx_text)
+        entry = max(mod.entries, key=lambda e: len(e.instrs)) if mod.entries else None
+        metrics["ptx"] = {
+            "version": mod.version,
+            "target": mod.target,
+            "toolchain": ptx_toolchain(ptx_text),
+            "instructions": len(entry.instrs) if entry else 0,
+            "local_bytes": entry.local_bytes if entry else 0,
+            "opcodes": classes.ptx_opcode_counts(entry) if entry else {},
+        }
+    metrics["cubin_toolchain"] = cubin_toolchain((kdir / "kernel.cubin").read_bytes())
+    compiles = {f"{c['index']:03d}": c for c in build.manifest.get("compiles", [])}
+    c = compiles.get(index, {})
+    metrics["compile_seconds"] = c.get("seconds")
+    metrics["callable"] = c.get("callable")
+    metrics["remarks"] = [
+        r.to_json() for r in remarks if r.kernel is None or r.kernel == symbol or symbol.startswith(r.kernel)
+    ]
+    if li_res is not None:
+        li_r = _resources(li_res, symbol)
+        keys = ("registers", "stack_bytes", "shared_bytes")
+        metrics["lineinfo"] = {
+            "resources": li_r,
+            "perturbed": any(li_r.get(k) != metrics.get(k) for k in keys),
+            "mapped": metrics["line_info_mapped"],
+        }
+    metrics["files"] = {
+        "dir": str(kdir),
+        "lineinfo_dir": str(li_kdir) if li_kdir else None,
+    }
+    return metrics
+
+
+def _plain(obj: Any) -> Any:
+    from dataclasses import asdict, is_dataclass
+
+    return asdict(obj) if is_dataclass(obj) else obj
+
+
+# ---------------------------------------------------------------- the comparison
+
+
+def _side_kernels(outcome: SideOutcome, progress: Progress, side: str) -> list[tuple[str, dict]]:
+    build = outcome.build
+    if build is None:
+        return []
+    li = outcome.lineinfo_build
+    li_dirs = {p.name: p for p in li.kernels} if li else {}
+    remarks = parse_remarks(build.log)
+    if li is not None:
+        remarks = remarks or parse_remarks(li.log)
+    out = []
+    for kdir in build.kernels:
+        m = side_kernel(build, kdir, li, li_dirs.get(kdir.name), remarks)
+        out.append((kernel_class(m["symbol"], m.get("callable")), m))
+    names = unique_names([n for n, _ in out])
+    progress(f"side {side.upper()}: analysed {len(out)} kernel(s)")
+    return [(n, m) for n, (_, m) in zip(names, out)]
+
+
+def _delta(a: dict, b: dict) -> dict:
+    keys = sorted(set(a) | set(b))
+    return {k: [a.get(k, 0), b.get(k, 0), b.get(k, 0) - a.get(k, 0)] for k in keys}
+
+
+def pair_analysis(a: dict, b: dict) -> dict:
+    """Alignment, class deltas and spill-site changes for one kernel present on both sides."""
+    la = load_listing(a)
+    lb = load_listing(b)
+    fa, fb = _entry(la), _entry(lb)
+    al = align_mod.align_functions(fa, fb)
+    site_diff = spills.diff_spill_sites(spills.spill_sites(fa), spills.spill_sites(fb))
+    return {
+        "alignment": al.summary(top=40) if hasattr(al, "summary") else _plain(al),
+        "deltas": {
+            "opcodes": _delta(a.get("opcodes", {}), b.get("opcodes", {})),
+            "instruction_classes": _delta(a.get("instruction_classes", {}), b.get("instruction_classes", {})),
+        },
+        "spill_sites_diff": _plain(site_diff),
+    }
+
+
+def load_listing(metrics: dict) -> SassListing:
+    """Re-read a side kernel's merged listing from the disassembly cache (or the cubin)."""
+    files = metrics["files"]
+    kdir = Path(files["dir"])
+    cache = _cache_for(kdir)
+    texts = kernel_texts(kdir / "kernel.cubin", cache, live=True)
+    li = None
+    if files.get("lineinfo_dir"):
+        ld = Path(files["lineinfo_dir"])
+        li_texts = kernel_texts(ld / "kernel.cubin", _cache_for(ld), line_info=True)
+        li = parse_sass(li_texts["sass_g"])
+    return merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"]))
+
+
+def _cache_for(kdir: Path) -> Path | None:
+    """Disassembly cache of a kernel folder: beside it in a saved result, else in the user cache."""
+    if (kdir / "sass.txt.gz").is_file() or (kdir.parent.parent / "comparison.json").exists():
+        return kdir
+    build_key = kdir.parent.parent.name
+    return text_cache_dir(build_key, kdir.name)
+
+
+def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progress = _noop) -> dict:
+    from .compare import SCHEMA, host_info
+
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futs = [pool.submit(_safe_side_kernels, o, progress, s) for s, o in zip("ab", outcomes)]
+        per_side = [f.result() for f in futs]
+    sides: dict[str, dict] = {}
+    for s, o, (kernels, err) in zip("ab", outcomes, per_side):
+        build = o.build
+        sides[s] = {
+            "label": o.spec.label,
+            "dsl": o.spec.dsl,
+            "cuda": o.spec.cuda,
+            "pins": [str(p) for p in o.spec.pins],
+            "env": o.env_name,
+            "versions": o.versions,
+            "error": o.error or err,
+            "build_key": build.key if build else None,
+            "lineinfo_key": o.lineinfo_build.key if o.lineinfo_build else None,
+            "from_cache": bool(build and build.from_cache),
+            "compile_seconds": build.manifest.get("recipe_seconds") if build else None,
+            "wall_seconds": round(o.seconds, 3),
+            "env_seconds": round(o.env_seconds, 3),
+            "shims": build.manifest.get("shims", []) if build else [],
+            "notes": build.manifest.get("notes", []) if build else [],
+            "repaired": [x for x in ((build.repaired if build else None),
+                                     (o.lineinfo_build.repaired if o.lineinfo_build else None)) if x],
+            "packages": build.manifest.get("packages", {}) if build else {},
+        }
+    names_a = [n for n, _ in per_side[0][0]]
+    names_b = [n for n, _ in per_side[1][0]]
+    order = names_a + [n for n in names_b if n not in names_a]
+    ma = dict(per_side[0][0])
+    mb = dict(per_side[1][0])
+    kernels = []
+    for name in order:
+        a, b = ma.get(name), mb.get(name)
+        entry: dict[str, Any] = {"name": name, "symbol": {"a": a and a["symbol"], "b": b and b["symbol"]}, "a": a, "b": b}
+        if a and b:
+            try:
+                entry.update(pair_analysis(a, b))
+            except CutediffError as exc:
+                entry["pair_error"] = exc.sentence()
+        kernels.append(entry)
+    comparison = {
+        "schema": SCHEMA,
+        "analysis_version": ANALYSIS_VERSION,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": opts.command,
+        "host": host_info(),
+        "recipe": {"name": opts.recipe.name, "params": opts.params},
+        "arch": opts.profile.arch,
+        "profile": opts.profile.to_json(),
+        "lineinfo": opts.lineinfo,
+        "sides": sides,
+        "kernels": kernels,
+        "crosscheck": None,
+        "analysis_seconds": round(time.monotonic() - t0, 3),
+    }
+    if opts.crosscheck:
+        comparison["crosscheck"] = run_crosscheck(comparison, opts, progress)
+    return comparison
+
+
+def _safe_side_kernels(o: SideOutcome, progress: Progress, side: str) -> tuple[list, str | None]:
+    try:
+        return _side_kernels(o, progress, side), None
+    except CutediffError as exc:
+        return [], f"Side {side.upper()}: the analysis failed: {exc.sentence()}"
+
+
+def run_crosscheck(comparison: dict, opts: CompareOptions, progress: Progress) -> dict:
+    from .analysis.crosscheck import crosscheck
+
+    out = {}
+    for k in comparison["kernels"]:
+        if not (k["a"] and k["b"]):
+            continue
+        ptx = {}
+        for s in "ab":
+            ptx[s] = read_text(Path(k[s]["files"]["dir"]), "kernel.ptx") or ""
+        progress(f"cross-check {k['name']}: ptxas {', '.join(opts.crosscheck)}")
+        cc = crosscheck(ptx, opts.crosscheck, opts.profile.arch, cache_dir(), opts.allow_ptx_rewrite)
+        out[k["name"]] = cc.to_json() if hasattr(cc, "to_json") else _plain(cc)
+    return out
+
+
+def dumps(comparison: dict) -> str:
+    return json.dumps(comparison, indent=1, default=_plain)

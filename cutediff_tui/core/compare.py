@@ -1,0 +1,155 @@
+"""Compare two toolchains: environments and builds per side in parallel, then the analysis.
+
+The result is plain JSON-serialisable data (schema ``cutediff.comparison/1``) that the CLI, the
+TUI and the reports all read.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .build import Build, BuildRequest, compile_build
+from .errors import CutediffError
+from .gpu import GpuProfile
+from .recipes import RecipeInfo
+from .toolchain import ToolchainSpec, create_env
+
+SCHEMA = "cutediff.comparison/1"
+SIDES = ("a", "b")
+Progress = Callable[[str], None]
+
+
+def _noop(_msg: str) -> None:
+    pass
+
+
+@dataclass
+class CompareOptions:
+    """What to compare and how."""
+
+    specs: tuple[ToolchainSpec, ToolchainSpec]
+    recipe: RecipeInfo
+    params: dict[str, Any]
+    profile: GpuProfile
+    lineinfo: bool = True
+    remarks: bool = True
+    use_cache: bool = True
+    timeout: float = 1800
+    wheelhouse: Path | None = None
+    crosscheck: list[str] = field(default_factory=list)
+    allow_ptx_rewrite: bool = False
+    command: str = ""
+
+
+@dataclass
+class SideOutcome:
+    """What one side produced: builds, or the sentence that says why not."""
+
+    spec: ToolchainSpec
+    env_name: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    build: Build | None = None
+    lineinfo_build: Build | None = None
+    error: str | None = None
+    error_log: str = ""
+    seconds: float = 0.0
+    env_seconds: float = 0.0
+
+
+def run_side(
+    side: str,
+    spec: ToolchainSpec,
+    opts: CompareOptions,
+    progress: Progress = _noop,
+    cancel: threading.Event | None = None,
+) -> SideOutcome:
+    """Environment, plain build and line-info build for one side; errors are kept, not raised."""
+    out = SideOutcome(spec=spec)
+    t0 = time.monotonic()
+    try:
+        env = create_env(spec, wheelhouse=opts.wheelhouse, progress=lambda m: progress(f"side {side.upper()}: {m}"))
+        out.env_seconds = time.monotonic() - t0
+        out.env_name = env.name
+        out.versions = env.versions()
+        req = BuildRequest(env, opts.recipe, opts.params, opts.profile, lineinfo=False, remarks=opts.remarks)
+        out.build = compile_build(req, side=side.upper(), use_cache=opts.use_cache, timeout=opts.timeout,
+                                  progress=progress, cancel=cancel)
+        if opts.lineinfo:
+            req_li = BuildRequest(env, opts.recipe, opts.params, opts.profile, lineinfo=True, remarks=opts.remarks)
+            out.lineinfo_build = compile_build(req_li, side=side.upper(), use_cache=opts.use_cache,
+                                               timeout=opts.timeout, progress=progress, cancel=cancel)
+    except CutediffError as exc:
+        out.error = exc.sentence()
+        out.error_log = getattr(exc, "log", "") or ""
+    out.seconds = time.monotonic() - t0
+    return out
+
+
+def run_compare(
+    opts: CompareOptions,
+    progress: Progress = _noop,
+    cancel: threading.Event | None = None,
+) -> dict:
+    """Build both sides in parallel and analyse them into a comparison dict."""
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = [pool.submit(run_side, s, spec, opts, progress, cancel) for s, spec in zip(SIDES, opts.specs)]
+        outcomes = [f.result() for f in futures]
+    build_seconds = time.monotonic() - t0
+    from .analysis_pipeline import analyze
+
+    comparison = analyze(outcomes, opts, progress=progress)
+    comparison["timing"] = {
+        "build_seconds": round(build_seconds, 3),
+        "total_seconds": round(time.monotonic() - t0, 3),
+        "from_cache": all(o.build is not None and o.build.from_cache for o in outcomes),
+    }
+    return comparison
+
+
+def host_info() -> dict:
+    import importlib.metadata as md
+
+    info = {"python": platform.python_version(), "platform": platform.platform(), "machine": platform.machine()}
+    for dist in ("torch", "cutediff"):
+        try:
+            info[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            pass
+    from .gpu import local_gpu
+
+    info["gpu"] = local_gpu()
+    return info
+
+
+def save_json(comparison: dict, path: Path) -> None:
+    path.write_text(json.dumps(comparison, indent=1, default=str))
+
+
+def load_json(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise CutediffError(f"{path} does not exist.", "Give the path of a comparison saved by cutediff.") from None
+    except (ValueError, UnicodeDecodeError):
+        raise CutediffError(f"{path} is not a JSON comparison.", "Give a file written by cutediff compare --json.") from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != SCHEMA:
+        raise CutediffError(
+            f"{path} uses schema {schema!r}, and this cutediff reads {SCHEMA!r}.",
+            "Re-create it with this version of cutediff (cutediff compare … --json).",
+        )
+    from .resultdir import absolutize
+
+    return absolutize(data, Path(path).resolve().parent)
+
+
+__all__ = ["CompareOptions", "SideOutcome", "run_compare", "run_side", "SCHEMA", "host_info", "load_json", "save_json"]

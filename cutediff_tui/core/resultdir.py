@@ -1,0 +1,72 @@
+"""Self-contained result folders: comparison.json plus each kernel's artifacts (opens offline)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+from .analysis_pipeline import _cache_for, dumps
+from .locking import atomic_write
+
+ARTIFACTS = ("kernel.ptx", "kernel.cubin", "kernel.mlir")
+TEXTS = ("sass.txt", "sass_g.txt", "lrm.txt", "res.txt")
+
+
+def _copy_kernel(src: Path, dst: Path) -> None:
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in ARTIFACTS:
+        p = src / name
+        if p.is_file():
+            if name == "kernel.cubin":
+                shutil.copy(p, dst / name)
+            else:
+                (dst / f"{name}.gz").write_bytes(gzip.compress(p.read_bytes(), 6, mtime=0))
+    cache = _cache_for(src)
+    if cache is not None:
+        for name in TEXTS:
+            for cand in (cache / name, cache / f"{name}.gz"):
+                if cand.is_file():
+                    data = cand.read_bytes()
+                    if cand.suffix != ".gz":
+                        data = gzip.compress(data, 6, mtime=0)
+                    (dst / f"{name}.gz").write_bytes(data)
+                    break
+
+
+def save_result(comparison: dict, folder: Path) -> dict:
+    """Copy artifacts into ``folder`` and write comparison.json with paths relative to it."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    result = json.loads(dumps(comparison))
+    for k_index, k in enumerate(result["kernels"]):
+        for side in ("a", "b"):
+            m = k.get(side)
+            if not m:
+                continue
+            files = m["files"]
+            rel = f"{side}/{k_index:03d}"
+            _copy_kernel(Path(files["dir"]), folder / rel)
+            files["dir"] = rel
+            if files.get("lineinfo_dir"):
+                rel_li = f"{side}/{k_index:03d}-lineinfo"
+                _copy_kernel(Path(files["lineinfo_dir"]), folder / rel_li)
+                files["lineinfo_dir"] = rel_li
+    atomic_write(folder / "comparison.json", json.dumps(result, indent=1))
+    return absolutize(result, folder)
+
+
+def absolutize(comparison: dict, base: Path) -> dict:
+    """Resolve kernel folders saved relative to a result folder."""
+    for k in comparison.get("kernels", []):
+        for side in ("a", "b"):
+            m = k.get(side)
+            if not m or "files" not in m:
+                continue
+            for key in ("dir", "lineinfo_dir"):
+                v = m["files"].get(key)
+                if v and not Path(v).is_absolute():
+                    m["files"][key] = str((base / v).resolve())
+    comparison["_base"] = str(base)
+    return comparison

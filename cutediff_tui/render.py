@@ -1,0 +1,92 @@
+"""Rich tables of a comparison for the terminal (CLI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+RESOURCE_ROWS = (
+    ("registers", "registers"),
+    ("stack_bytes", "stack bytes"),
+    ("spill_store_bytes", "spill stores (bytes)"),
+    ("spill_load_bytes", "spill loads (bytes)"),
+    ("shared_bytes", "shared bytes"),
+    ("stl", "STL instructions"),
+    ("ldl", "LDL instructions"),
+    ("instructions", "SASS instructions"),
+    ("compile_seconds", "compile seconds"),
+)
+KEY_OPCODES = ("UTCHMMA", "UTCQMMA", "HGMMA", "HMMA", "MUFU", "FFMA2", "FMUL2", "FADD2", "FFMA", "STL", "LDL")
+WORSE_WHEN_HIGHER = {"registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "stl", "ldl"}
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def _delta_text(key: str, a: Any, b: Any) -> Text:
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        return Text("")
+    d = b - a
+    if d == 0:
+        return Text("=", style="dim")
+    s = f"{d:+.2f}" if isinstance(d, float) else f"{d:+d}"
+    if key in WORSE_WHEN_HIGHER:
+        return Text(s, style="bold red" if d > 0 else "bold green")
+    return Text(s)
+
+
+def comparison_tables(c: dict) -> list:
+    sa, sb = c["sides"]["a"], c["sides"]["b"]
+    out: list = [
+        Text.assemble(
+            ("cutediff ", "bold"), (c["recipe"]["name"], "cyan"), f" for {c['arch']}  ",
+            ("A ", "bold"), sa["label"], "  vs  ", ("B ", "bold"), sb["label"],
+        )
+    ]
+    for k in c["kernels"]:
+        a, b = k.get("a") or {}, k.get("b") or {}
+        t = Table(title=k["name"], title_justify="left", show_edge=False, pad_edge=False)
+        t.add_column("")
+        t.add_column(f"A {sa['dsl']}", justify="right")
+        t.add_column(f"B {sb['dsl']}", justify="right")
+        t.add_column("Δ", justify="right")
+        for key, label in RESOURCE_ROWS:
+            t.add_row(label, _fmt(a.get(key)), _fmt(b.get(key)), _delta_text(key, a.get(key), b.get(key)))
+        oa, ob = a.get("opcodes", {}), b.get("opcodes", {})
+        for op in KEY_OPCODES:
+            if op in oa or op in ob:
+                t.add_row(op, _fmt(oa.get(op, 0)), _fmt(ob.get(op, 0)), _delta_text(op.lower(), oa.get(op, 0), ob.get(op, 0)))
+        al = k.get("alignment")
+        if al:
+            t.add_row("SASS match", "", f"{al.get('match_pct', 0):.1f}%", f"{al.get('matched')}/{al.get('total')}")
+        out.append(t)
+        for s, m in (("A", a), ("B", b)):
+            for r in m.get("remarks", []) or []:
+                where = f"{r.get('file')}:{r.get('line')}" if r.get("file") else "?"
+                out.append(Text(f"  remark on {s} at {where}: {r.get('message')} {r.get('detail') or ''}".rstrip(), style="yellow"))
+        diff = k.get("spill_sites_diff") or {}
+        added = diff.get("added") if isinstance(diff, dict) else None
+        if added:
+            out.append(Text("  spill sites added in B:", style="bold"))
+            for item in added[:10]:
+                out.append(Text(f"    {item}"))
+    cc = c.get("crosscheck")
+    if cc:
+        for name, m in cc.items():
+            t = Table(title=f"ptxas cross-check: {name}", title_justify="left", show_edge=False)
+            for col in ("PTX of", "ptxas", "registers", "stack", "spill stores", "spill loads", "note"):
+                t.add_column(col)
+            for cell in m.get("matrix", []):
+                note = cell.get("error") or (f".version {cell['rewritten_from']}→rewritten" if cell.get("rewritten_from") else "")
+                t.add_row(cell.get("side", "").upper(), cell.get("ptxas_version", ""), _fmt(cell.get("registers")), _fmt(cell.get("stack")),
+                          _fmt(cell.get("spill_stores")), _fmt(cell.get("spill_loads")), note)
+            out.append(t)
+            out.append(Text(f"  verdict: {m.get('verdict')}", style="bold"))
+    return out
