@@ -1,0 +1,23 @@
+"""Shared test set-up: an isolated config dir; a persistent cache for the real compiles."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def compile_cache() -> Path:
+    """Cache dir shared by the slow tests of one session (real environments and builds)."""
+    path = Path(os.environ.get("CUTEDIFF_TEST_CACHE", ROOT / ".cache" / "test-cache"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("CUTEDIFF_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
