@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from .core.errors import CutediffError
 
@@ -24,7 +25,7 @@ class State:
 
 
 def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     sys.exit(code)
 
 
@@ -57,7 +58,7 @@ def progress_printer(quiet: bool = False):
         if quiet:
             return
         with lock:
-            err_console.print(f"[dim]·[/] {msg}", soft_wrap=True)
+            err_console.print(f"[dim]·[/] {escape(msg)}", soft_wrap=True)
 
     return show
 
@@ -221,7 +222,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
             out_console.print(renderable)
     errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
     for e in errors:
-        err_console.print(f"[bold red]error:[/] {e}", soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(e)}", soft_wrap=True)
     if tui and not errors:
         from .ui.app import CutediffApp
 

@@ -76,7 +76,8 @@ def comparison_tables(c: dict) -> list:
         if added:
             out.append(Text("  spill sites added in B:", style="bold"))
             for item in added[:10]:
-                out.append(Text(f"    {item}"))
+                where = f"{item.get('file')}:{item.get('line')}" if item.get("file") else "(no line info)"
+                out.append(Text(f"    {where}  +{item.get('b_count', 0) - item.get('a_count', 0)} {item.get('kind')}"))
     cc = c.get("crosscheck")
     if cc:
         for name, m in cc.items():

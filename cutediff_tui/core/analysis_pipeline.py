@@ -21,7 +21,7 @@ from .files import read_text
 from .locking import atomic_write
 from .naming import kernel_class, unique_names
 from .paths import cache_dir
-from .remarks import parse_remarks
+from .remarks import parse_remarks, short_path
 
 if TYPE_CHECKING:
     from .build import Build
@@ -104,9 +104,10 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
         li_listing = parse_sass(li_texts["sass_g"])
         li_res = li_texts["res"]
     listing = merge_sass(plain, li_listing, live)
+    sources = shorten_paths(listing)
     func = _entry(listing)
     symbol = func.name
-    metrics: dict[str, Any] = {"symbol": symbol}
+    metrics: dict[str, Any] = {"symbol": symbol, "sources": sources}
     metrics.update(_resources(texts["res"], symbol))
     store, load = spills.spill_bytes(func)
     metrics["spill_store_bytes"] = store
@@ -119,8 +120,8 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     metrics["stl"] = ops.get("STL", 0)
     metrics["ldl"] = ops.get("LDL", 0)
     sites = spills.spill_sites(func)
-    metrics["spill_sites"] = [s.to_json() if hasattr(s, "to_json") else _plain(s) for s in sites]
-    metrics["pressure"] = pressure.summary(func) if hasattr(pressure, "summary") else {}
+    metrics["spill_sites"] = [_plain(s) for s in sites]
+    metrics["pressure"] = pressure_summary(func)
     metrics["line_info_mapped"] = bool(listing.merge and listing.merge.lineinfo == "mapped")
     ptx_text = read_text(kdir, "kernel.ptx")
     if ptx_text is not None:
@@ -155,6 +156,25 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
         "lineinfo_dir": str(li_kdir) if li_kdir else None,
     }
     return metrics
+
+
+def shorten_paths(listing: SassListing) -> dict[str, str]:
+    """Make source paths environment-independent (``flash_attn/cute/x.py``); returns short → original
+    for the files that exist on this machine."""
+    found: dict[str, str] = {}
+    cache: dict[str, str] = {}
+    for f in listing.functions:
+        for ins in f.instrs:
+            if ins.file:
+                short = cache.get(ins.file)
+                if short is None:
+                    short = cache[ins.file] = short_path(ins.file)
+                    if Path(ins.file).is_file():
+                        found[short] = ins.file
+                ins.file = short
+            if ins.inline_chain:
+                ins.inline_chain = tuple((short_path(fl), ln) for fl, ln in ins.inline_chain)
+    return found
 
 
 def _plain(obj: Any) -> Any:
@@ -194,15 +214,57 @@ def pair_analysis(a: dict, b: dict) -> dict:
     la = load_listing(a)
     lb = load_listing(b)
     fa, fb = _entry(la), _entry(lb)
-    al = align_mod.align_functions(fa, fb)
+    al = align_mod.align_sass(fa, fb)
     site_diff = spills.diff_spill_sites(spills.spill_sites(fa), spills.spill_sites(fb))
+    ptx_al = None
+    pa, pb = read_text(Path(a["files"]["dir"]), "kernel.ptx"), read_text(Path(b["files"]["dir"]), "kernel.ptx")
+    if pa and pb:
+        ea, eb = _ptx_entry(pa), _ptx_entry(pb)
+        if ea is not None and eb is not None:
+            ptx_al = alignment_summary(align_mod.align_ptx(ea, eb), top=10)
     return {
-        "alignment": al.summary(top=40) if hasattr(al, "summary") else _plain(al),
+        "alignment": alignment_summary(al),
+        "ptx_alignment": ptx_al,
         "deltas": {
             "opcodes": _delta(a.get("opcodes", {}), b.get("opcodes", {})),
             "instruction_classes": _delta(a.get("instruction_classes", {}), b.get("instruction_classes", {})),
         },
         "spill_sites_diff": _plain(site_diff),
+    }
+
+
+def _ptx_entry(text: str):
+    mod = parse_ptx(text)
+    return max(mod.entries, key=lambda e: len(e.instrs)) if mod.entries else None
+
+
+def alignment_summary(al, top: int = 40) -> dict:
+    """Match figures and the costliest hunks, as plain data."""
+    hunks = sorted(al.hunks, key=lambda h: -h.cost)[:top]
+    return {
+        "matched": al.matched,
+        "total": al.total,
+        "match_pct": round(al.match_pct, 2),
+        "rows": len(al.rows),
+        "counts": dict(al.counts),
+        "hunk_count": len(al.hunks),
+        "hunks": [
+            {"a_range": list(h.a_range), "b_range": list(h.b_range), "kind": h.kind, "cost": round(h.cost, 2),
+             "summary": h.summary, "rows": list(h.rows)}
+            for h in hunks
+        ],
+    }
+
+
+def pressure_summary(func) -> dict:
+    """Peak live registers per kind and a downsampled GPR/UGPR curve along the kernel."""
+    pk = pressure.peaks(func)
+    if not pk:
+        return {}
+    return {
+        "peaks": {k: _plain(v) for k, v in pk.items()},
+        "curve_gpr": pressure.pressure_curve(func, 200, "gpr"),
+        "curve_ugpr": pressure.pressure_curve(func, 200, "ugpr"),
     }
 
 
@@ -217,7 +279,9 @@ def load_listing(metrics: dict) -> SassListing:
         ld = Path(files["lineinfo_dir"])
         li_texts = kernel_texts(ld / "kernel.cubin", _cache_for(ld), line_info=True)
         li = parse_sass(li_texts["sass_g"])
-    return merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"]))
+    listing = merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"]))
+    shorten_paths(listing)
+    return listing
 
 
 def _cache_for(kdir: Path) -> Path | None:
@@ -239,7 +303,7 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
     for s, o, (kernels, err) in zip("ab", outcomes, per_side):
         build = o.build
         sides[s] = {
-            "label": o.spec.label,
+            "label": o.label or o.spec.label,
             "dsl": o.spec.dsl,
             "cuda": o.spec.cuda,
             "pins": [str(p) for p in o.spec.pins],

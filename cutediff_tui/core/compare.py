@@ -6,6 +6,7 @@ TUI and the reports all read.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import threading
@@ -18,6 +19,8 @@ from typing import Any
 
 from .build import Build, BuildRequest, compile_build
 from .errors import CutediffError
+from .locking import atomic_write
+from .paths import cache_dir
 from .gpu import GpuProfile
 from .recipes import RecipeInfo
 from .toolchain import ToolchainSpec, create_env
@@ -54,6 +57,7 @@ class SideOutcome:
     """What one side produced: builds, or the sentence that says why not."""
 
     spec: ToolchainSpec
+    label: str | None = None
     env_name: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     build: Build | None = None
@@ -104,15 +108,84 @@ def run_compare(
         futures = [pool.submit(run_side, s, spec, opts, progress, cancel) for s, spec in zip(SIDES, opts.specs)]
         outcomes = [f.result() for f in futures]
     build_seconds = time.monotonic() - t0
-    from .analysis_pipeline import analyze
+    from .analysis_pipeline import ANALYSIS_VERSION, analyze
 
-    comparison = analyze(outcomes, opts, progress=progress)
+    key = _comparison_key(outcomes, opts, ANALYSIS_VERSION)
+    cached = _load_comparison(key) if (key and opts.use_cache) else None
+    if cached is not None:
+        comparison = cached
+        comparison["command"] = opts.command
+        progress("analysis served from the cache")
+    else:
+        comparison = analyze(outcomes, opts, progress=progress)
+        if key:
+            _store_comparison(key, comparison)
     comparison["timing"] = {
         "build_seconds": round(build_seconds, 3),
         "total_seconds": round(time.monotonic() - t0, 3),
         "from_cache": all(o.build is not None and o.build.from_cache for o in outcomes),
     }
     return comparison
+
+
+def _comparison_key(outcomes: list[SideOutcome], opts: CompareOptions, version: int) -> str | None:
+    if any(o.build is None or o.error for o in outcomes):
+        return None
+    payload = {
+        "v": version,
+        "builds": [[o.build.key, o.lineinfo_build.key if o.lineinfo_build else None] for o in outcomes],  # type: ignore[union-attr]
+        "labels": [o.spec.label for o in outcomes],
+        "crosscheck": opts.crosscheck,
+        "rewrite": opts.allow_ptx_rewrite,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def comparisons_dir() -> Path:
+    return cache_dir() / "comparisons"
+
+
+def _load_comparison(key: str) -> dict | None:
+    p = comparisons_dir() / f"{key}.json"
+    if not p.is_file():
+        return None
+    try:
+        data = json.loads(p.read_text())
+    except ValueError:
+        return None
+    for k in data.get("kernels", []):  # artifacts must still be in the cache
+        for s in SIDES:
+            m = k.get(s)
+            if m and not Path(m["files"]["dir"]).is_dir():
+                return None
+    return data
+
+
+def _store_comparison(key: str, comparison: dict) -> None:
+    from .analysis_pipeline import dumps
+
+    atomic_write(comparisons_dir() / f"{key}.json", dumps(comparison))
+
+
+def recent_comparisons(limit: int = 20) -> list[dict]:
+    """Comparisons made on this machine, newest first: {path, label, recipe, arch, created}."""
+    root = comparisons_dir()
+    if not root.is_dir():
+        return []
+    out = []
+    for p in sorted(root.glob("*.json"), key=lambda q: q.stat().st_mtime, reverse=True)[:limit]:
+        try:
+            d = json.loads(p.read_text())
+        except ValueError:
+            continue
+        out.append({
+            "path": str(p),
+            "label": f"{d['sides']['a']['label']} vs {d['sides']['b']['label']}",
+            "recipe": d.get("recipe", {}).get("name"),
+            "arch": d.get("arch"),
+            "created": d.get("created"),
+        })
+    return out
 
 
 def host_info() -> dict:

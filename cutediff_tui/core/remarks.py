@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import asdict, dataclass
 
+KNOWN_PACKAGES = ("flash_attn", "quack", "cutlass", "cutediff_user_recipe")
 _HEAD = re.compile(r"^remark\[(?P<cat>[^\]]+)\]:\s*(?P<msg>.*)$")
 _LOC = re.compile(r"^\s*-->\s*(?P<file>.+?):(?P<line>\d+)(?::(?P<col>\d+))?\s*$")
 _FUNC = re.compile(r"^\s*in function `(?P<fn>[^`]*)`")
@@ -35,6 +37,17 @@ def short_path(path: str) -> str:
     for marker in ("/site-packages/", "/site/", "/dist-packages/"):
         if marker in path:
             return path.rsplit(marker, 1)[1]
+    p = Path(path)
+    parts = p.parts
+    for i, part in enumerate(parts[:-1]):
+        if part in KNOWN_PACKAGES:
+            return "/".join(parts[i:])
+    if p.is_absolute() and p.is_file():
+        top = p.parent
+        while (top / "__init__.py").is_file() and top.parent != top:
+            top = top.parent
+        if top != p.parent:
+            return str(p.relative_to(top))
     return path
 
 

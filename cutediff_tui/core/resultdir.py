@@ -45,6 +45,15 @@ def save_result(comparison: dict, folder: Path) -> dict:
             m = k.get(side)
             if not m:
                 continue
+            srcs = {}
+            for short, original in (m.get("sources") or {}).items():
+                src = Path(original)
+                if src.is_file() and not Path(short).is_absolute() and ".." not in Path(short).parts:
+                    dst = folder / "src" / side / short
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(src, dst)
+                    srcs[short] = f"src/{side}/{short}"
+            m["sources"] = srcs
             files = m["files"]
             rel = f"{side}/{k_index:03d}"
             _copy_kernel(Path(files["dir"]), folder / rel)
@@ -68,5 +77,9 @@ def absolutize(comparison: dict, base: Path) -> dict:
                 v = m["files"].get(key)
                 if v and not Path(v).is_absolute():
                     m["files"][key] = str((base / v).resolve())
+            srcs = m.get("sources") or {}
+            for short, v in list(srcs.items()):
+                if v and not Path(v).is_absolute():
+                    srcs[short] = str((base / v).resolve())
     comparison["_base"] = str(base)
     return comparison

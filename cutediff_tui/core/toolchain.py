@@ -36,7 +36,7 @@ EXCLUDED = ("torch", "torchvision", "torchaudio", "triton-windows")
 BASE_REQUIREMENTS = ("apache-tvm-ffi<0.2", "einops", "typing_extensions", "numpy")
 #: Top-level import names of pinnable kernel packages, to recognise a local source folder.
 LOCAL_PACKAGES = {"flash_attn": "flash-attn-4", "quack": "quack-kernels"}
-ENV_FORMAT = 1
+ENV_FORMAT = 2
 
 Progress = Callable[[str], None]
 
@@ -373,6 +373,8 @@ def requirement_files(spec: ToolchainSpec, workdir: Path) -> dict[str, Path]:
     reqs = [dsl_req, *BASE_REQUIREMENTS]
     overrides = [dsl_req]
     excludes = list(EXCLUDED)
+    # DSL 4.8+ requires both CUDA flavours of its libraries; only one is used (~90 MB each).
+    excludes.append(f"{DSL_PACKAGE}-libs-cu{12 if spec.cuda == 13 else 13}")
     for pin in spec.pins:
         if pin.is_local:
             excludes.append(pin.name)

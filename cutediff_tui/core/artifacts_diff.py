@@ -1,0 +1,129 @@
+"""``cutediff diff``: the whole analysis over artifacts already on disk (no compile).
+
+Each side is a ``.cubin``, a ``.ptx`` (assembled with the ptxas its header names) or a folder such
+as a ``CUTE_DSL_DUMP_DIR`` holding them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+from .build import Build
+from .errors import CutediffError
+from .gpu import GpuProfile
+from .paths import cache_dir
+from .recipes import RecipeInfo
+from .toolchain import ToolchainSpec
+
+
+def _collect(path: Path) -> list[tuple[str, Path | None, Path | None]]:
+    """(name, cubin, ptx) per kernel found at ``path``."""
+    if not path.exists():
+        raise CutediffError(f"{path} does not exist.", "Give a .cubin, a .ptx or a folder of them.")
+    if path.is_file():
+        if path.suffix == ".ptx":
+            return [(path.stem, None, path)]
+        sibling = path.with_suffix(".ptx")
+        return [(path.stem, path, sibling if sibling.is_file() else None)]
+    cubins = sorted(path.rglob("*.cubin"))
+    found = []
+    for c in cubins:
+        ptx = c.with_suffix(".ptx")
+        if not ptx.is_file():
+            alt = [p for p in c.parent.glob("*.ptx") if c.name.startswith(p.stem)]
+            ptx = alt[0] if alt else None
+        found.append((c.stem, c, ptx))
+    if not found:
+        ptxs = sorted(path.rglob("*.ptx"))
+        found = [(p.stem, None, p) for p in ptxs]
+    if not found:
+        raise CutediffError(f"{path} holds no .cubin or .ptx file.", "Point at a CUTE_DSL_DUMP_DIR made with CUTE_DSL_KEEP=ptx,cubin.")
+    return found
+
+
+def _assemble(ptx: Path, out: Path) -> Path:
+    from .analysis.crosscheck import ensure_ptxas, ptxas_release_for
+    from .analysis.ptx import parse_ptx
+    from .analysis.tools import run_tool  # noqa: F401
+
+    text = ptx.read_text(errors="replace").rstrip("\x00")
+    mod = parse_ptx(text)
+    if not mod.target:
+        raise CutediffError(f"{ptx} has no .target line.", "Give a complete PTX file.")
+    release = ptxas_release_for(mod.version)
+    exe = ensure_ptxas(release, cache_dir())
+    import subprocess
+
+    src = out.with_suffix(".ptx")
+    src.write_text(text)
+    proc = subprocess.run([str(exe), f"-arch={mod.target.split(',')[0].strip()}", "-o", str(out), str(src)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        first = (proc.stderr.strip().splitlines() or ["ptxas failed"])[0]
+        raise CutediffError(f"ptxas {release} could not assemble {ptx.name}: {first}", "Check that the PTX is complete.")
+    return out
+
+
+def import_side(path: Path) -> Build:
+    """Copy a side's artifacts into the cache as a pseudo build."""
+    path = Path(path).expanduser()
+    kernels = _collect(path)
+    h = hashlib.sha256()
+    for name, cubin, ptx in kernels:
+        h.update(name.encode())
+        for p in (cubin, ptx):
+            if p is not None:
+                h.update(p.read_bytes())
+    key = "import-" + h.hexdigest()[:20]
+    root = cache_dir() / "imports" / key
+    if not (root / "manifest.json").is_file():
+        tmp = root.with_name(root.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        compiles = []
+        for i, (name, cubin, ptx) in enumerate(kernels):
+            kd = tmp / "kernels" / f"{i:03d}"
+            kd.mkdir(parents=True)
+            if ptx is not None:
+                (kd / "kernel.ptx").write_bytes(ptx.read_bytes().rstrip(b"\x00"))
+            if cubin is not None:
+                from .analysis.tools import check_cubin
+
+                check_cubin(cubin)
+                shutil.copy(cubin, kd / "kernel.cubin")
+            else:
+                _assemble(kd / "kernel.ptx", kd / "kernel.cubin")
+            compiles.append({"index": i, "seconds": None, "callable": name})
+        logs = "\n".join(p.read_text(errors="replace") for p in (path.glob("*.log") if path.is_dir() else []))
+        (tmp / "compile.log").write_text(logs)
+        (tmp / "manifest.json").write_text(json.dumps({"compiles": compiles, "source": str(path)}))
+        shutil.rmtree(root, ignore_errors=True)
+        tmp.rename(root)
+    manifest = json.loads((root / "manifest.json").read_text())
+    kdirs = sorted((root / "kernels").iterdir())
+    return Build(key, root, manifest, True, 0.0, kernels=kdirs)
+
+
+def diff_paths(path_a: Path, path_b: Path, command: str = "") -> dict:
+    from .analysis.fingerprint import cubin_arch
+    from .analysis_pipeline import analyze
+    from .compare import CompareOptions, SideOutcome
+
+    builds = [import_side(Path(p)) for p in (path_a, path_b)]
+    arch = cubin_arch((builds[0].kernels[0] / "kernel.cubin").read_bytes())
+    outcomes = []
+    for p, b in zip((path_a, path_b), builds):
+        o = SideOutcome(spec=ToolchainSpec(dsl=str(p), pins=()), label=str(p))
+        o.build = b
+        o.lineinfo_build = b  # nvdisasm -g reads whatever line info the cubin carries
+        outcomes.append(o)
+    opts = CompareOptions(
+        specs=(outcomes[0].spec, outcomes[1].spec),
+        recipe=RecipeInfo("artifacts", "existing artifacts", "-", ()),
+        params={},
+        profile=GpuProfile(f"from-cubin-{arch}", arch, 0, 0),
+        command=command,
+    )
+    return analyze(outcomes, opts)
