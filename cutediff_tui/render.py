@@ -91,3 +91,28 @@ def comparison_tables(c: dict) -> list:
             out.append(t)
             out.append(Text(f"  verdict: {m.get('verdict')}", style="bold"))
     return out
+
+
+VERDICT_STYLE = {"SLOWER": "bold red", "FASTER": "bold green", "SAME": "dim", "UNSURE": "yellow"}
+
+
+def bench_table(result: dict) -> Table:
+    """Per-shape medians, IQR, B/A ratio with its interval, and the verdict."""
+    sides = result.get("sides", {})
+    gpu = result.get("gpu_before") or result.get("gpu") or {}
+    t = Table(title=f"{result.get('mode')} on {gpu.get('name', '?')}: A {sides.get('a', {}).get('label', '')} vs B {sides.get('b', {}).get('label', '')}",
+              title_justify="left", show_edge=False)
+    for col in ("shape", "A median ms (IQR)", "B median ms (IQR)", "B/A", "95% interval", "verdict", "n"):
+        t.add_column(col, justify="right" if col not in ("shape", "verdict") else "left")
+    for row in result.get("shapes", []):
+        a, b = row["a"], row["b"]
+        t.add_row(
+            row["shape"]["label"],
+            f"{a['median_ms']:.3f} ({a['iqr_ms']:.3f})",
+            f"{b['median_ms']:.3f} ({b['iqr_ms']:.3f})",
+            f"{row['ratio']:.4f}",
+            f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]",
+            Text(row["verdict"], style=VERDICT_STYLE.get(row["verdict"], "")),
+            f"{a['n']}/{b['n']}",
+        )
+    return t

@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterable
@@ -36,7 +37,7 @@ EXCLUDED = ("torch", "torchvision", "torchaudio", "triton-windows")
 BASE_REQUIREMENTS = ("apache-tvm-ffi<0.2", "einops", "typing_extensions", "numpy")
 #: Top-level import names of pinnable kernel packages, to recognise a local source folder.
 LOCAL_PACKAGES = {"flash_attn": "flash-attn-4", "quack": "quack-kernels"}
-ENV_FORMAT = 2
+ENV_FORMAT = 3
 
 Progress = Callable[[str], None]
 
@@ -313,16 +314,29 @@ def check_published(spec: ToolchainSpec, offline: bool = False) -> None:
 # ---------------------------------------------------------------- uv helpers
 
 
-def uv_bin() -> str:
-    try:
-        from uv import find_uv_bin
+_UV_LOCK = threading.Lock()
+_UV_PATH: list[str] = []
 
-        return find_uv_bin()
-    except Exception:
-        found = shutil.which("uv")
-        if found:
-            return found
-    raise ToolchainError("The uv binary was not found.", "Install it with: pip install uv")
+
+def uv_bin() -> str:
+    """Path of the uv binary (the ``uv`` PyPI package, else beside this Python, else PATH)."""
+    with _UV_LOCK:
+        if _UV_PATH:
+            return _UV_PATH[0]
+        found: str | None = None
+        try:
+            from uv import find_uv_bin
+
+            found = find_uv_bin()
+        except Exception:
+            found = None
+        if not found:
+            beside = Path(sys.executable).parent / "uv"
+            found = str(beside) if beside.is_file() else shutil.which("uv")
+        if not found:
+            raise ToolchainError("The uv binary was not found.", "Install it with: pip install uv")
+        _UV_PATH.append(found)
+        return found
 
 
 def _run_uv(args: list[str], *, what: str, env: dict | None = None, timeout: float = 1800) -> str:
@@ -437,6 +451,19 @@ def parse_lock(text: str) -> dict[str, dict]:
     return result
 
 
+def split_lock(text: str, prefix: str) -> tuple[str, str]:
+    """Split a hashed lock into (entries not starting with ``prefix``, entries that do)."""
+    keep: list[str] = []
+    picked: list[str] = []
+    target = keep
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)", line)
+        if m and not line.startswith((" ", "#")):
+            target = picked if normalize_name(m.group(1)).startswith(prefix) else keep
+        target.append(line)
+    return "\n".join(keep) + "\n", ("\n".join(picked) + "\n") if picked else ""
+
+
 # ---------------------------------------------------------------- environments
 
 
@@ -536,13 +563,23 @@ def create_env(
                 progress(f"resolving {spec.label} (cu{spec.cuda})")
                 lock_path = resolve_lock(spec, tmp, wheelhouse=wheelhouse)
             progress(f"installing {spec.label} into {final.name}")
-            args = [
-                "pip", "install", "-q", "--target", str(tmp / "site"), "--no-deps", "--require-hashes",
-                "-r", str(lock_path), "--python", sys.executable, "--link-mode", "copy",
-            ]
-            if wheelhouse is not None:
-                args += ["--offline", "--no-index", "--find-links", str(wheelhouse)]
-            _run_uv(args, what=f"Installing CuTe DSL {spec.label}")
+            # DSL <= 4.5 ships the CUDA-flavoured libraries as files that overwrite the base wheel's
+            # (same paths): install them in a second step so that they always win.
+            main_lock, flavour_lock = split_lock(lock_path.read_text(), f"{DSL_PACKAGE}-libs-cu")
+            for part, text in (("main", main_lock), ("flavour", flavour_lock)):
+                if not text.strip():
+                    continue
+                part_path = tmp / f"lock-{part}.txt"
+                part_path.write_text(text)
+                args = [
+                    "pip", "install", "-q", "--target", str(tmp / "site"), "--no-deps", "--require-hashes",
+                    "-r", str(part_path), "--python", sys.executable, "--link-mode", "copy",
+                ]
+                if part == "flavour":
+                    args.append("--reinstall")
+                if wheelhouse is not None:
+                    args += ["--offline", "--no-index", "--find-links", str(wheelhouse)]
+                _run_uv(args, what=f"Installing CuTe DSL {spec.label}")
             lock = parse_lock(lock_path.read_text())
             (tmp / "env.json").write_text(
                 json.dumps(

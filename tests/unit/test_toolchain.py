@@ -82,3 +82,16 @@ def test_clean_stale_removes_dead_half_created_env(tmp_path, monkeypatch):
     (stale / "junk").write_text("x")
     assert t.clean_stale() == 1
     assert not stale.exists()
+
+
+def test_split_lock_moves_flavoured_libs_last():
+    text = (
+        "einops==0.8.2 \\\n    --hash=sha256:a\n"
+        "nvidia-cutlass-dsl-libs-base==4.5.1 \\\n    --hash=sha256:b\n"
+        "nvidia-cutlass-dsl-libs-cu13==4.5.1 \\\n    --hash=sha256:c\n    # via nvidia-cutlass-dsl\n"
+        "numpy==2.4.6 \\\n    --hash=sha256:d\n"
+    )
+    main, flavour = t.split_lock(text, "nvidia-cutlass-dsl-libs-cu")
+    assert set(t.parse_lock(main)) == {"einops", "nvidia-cutlass-dsl-libs-base", "numpy"}
+    assert set(t.parse_lock(flavour)) == {"nvidia-cutlass-dsl-libs-cu13"}
+    assert "sha256:c" in flavour and "sha256:c" not in main

@@ -1,0 +1,1 @@
+"""Live benchmark: both toolchains on the local GPU, interleaved, with statistics and verdicts."""

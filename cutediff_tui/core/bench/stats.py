@@ -1,0 +1,86 @@
+"""Statistics for interleaved A/B timings: medians, IQR, bootstrap ratio interval, verdict."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass
+from statistics import median
+
+#: Relative change under which two medians count as the same (nvbench-compare style).
+DEFAULT_TOLERANCE = 0.01
+
+
+def quantile(sorted_xs: list[float], q: float) -> float:
+    """Linear-interpolated quantile of already sorted data."""
+    if not sorted_xs:
+        raise ValueError("no samples")
+    pos = (len(sorted_xs) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_xs) - 1)
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
+
+
+@dataclass
+class Summary:
+    """Median, interquartile range and count of one side's samples (milliseconds)."""
+
+    median_ms: float
+    iqr_ms: float
+    q1_ms: float
+    q3_ms: float
+    min_ms: float
+    n: int
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def summarize(samples: list[float]) -> Summary:
+    xs = sorted(samples)
+    q1, q3 = quantile(xs, 0.25), quantile(xs, 0.75)
+    return Summary(median_ms=quantile(xs, 0.5), iqr_ms=q3 - q1, q1_ms=q1, q3_ms=q3, min_ms=xs[0], n=len(xs))
+
+
+def ratio_interval(a: list[float], b: list[float], *, iters: int = 2000, seed: int = 0,
+                   level: float = 0.95) -> tuple[float, float, float]:
+    """B/A ratio of medians and its bootstrap interval (resampling each side independently)."""
+    if not a or not b:
+        raise ValueError("both sides need samples")
+    rng = random.Random(seed)
+    point = median(b) / median(a)
+    na, nb = len(a), len(b)
+    ratios = []
+    for _ in range(iters):
+        ra = median(a[rng.randrange(na)] for _ in range(na))
+        rb = median(b[rng.randrange(nb)] for _ in range(nb))
+        ratios.append(rb / ra)
+    ratios.sort()
+    alpha = (1 - level) / 2
+    return point, quantile(ratios, alpha), quantile(ratios, 1 - alpha)
+
+
+def verdict(ci_low: float, ci_high: float, tolerance: float = DEFAULT_TOLERANCE) -> str:
+    """SLOWER / FASTER when the whole interval lies beyond the tolerance, SAME when it lies inside
+    it, UNSURE otherwise (the interval straddles a tolerance edge: take more samples)."""
+    if ci_low > 1 + tolerance:
+        return "SLOWER"
+    if ci_high < 1 - tolerance:
+        return "FASTER"
+    if ci_low >= 1 - tolerance and ci_high <= 1 + tolerance:
+        return "SAME"
+    return "UNSURE"
+
+
+def compare_samples(a: list[float], b: list[float], tolerance: float = DEFAULT_TOLERANCE) -> dict:
+    """Everything the table and the report show for one shape."""
+    sa, sb = summarize(a), summarize(b)
+    ratio, lo, hi = ratio_interval(a, b, iters=1000 if len(a) + len(b) > 400 else 2000)
+    return {
+        "a": sa.to_json(),
+        "b": sb.to_json(),
+        "ratio": ratio,
+        "ci_low": lo,
+        "ci_high": hi,
+        "verdict": verdict(lo, hi, tolerance),
+        "tolerance": tolerance,
+    }
