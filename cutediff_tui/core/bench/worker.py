@@ -53,11 +53,26 @@ def make_case(shape: dict, mode: str):
     return {"fwd": fwd, "bwd": bwd, "fwdbwd": fwdbwd}[mode]
 
 
-def time_round(fn, warmup: int, iters: int, flush=None) -> list[float]:
+def time_round(fn, warmup: int, iters: int, flush=None, sync: bool = False) -> list[float]:
+    """One sample per call. ``sync``: wait for each call before launching the next, so that a
+    sample holds one isolated call (host launch cost included), as a plain CUDA-event script does."""
     import torch
 
     for _ in range(warmup):
         fn()
+    if sync:
+        torch.cuda.synchronize()
+        out = []
+        for _ in range(iters):
+            if flush is not None:
+                flush()
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            out.append(s.elapsed_time(e))
+        return out
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     for i in range(iters):
@@ -108,14 +123,15 @@ def main(argv: list[str] | None = None) -> int:
         send("error", message=f"{type(exc).__name__}: {msg[:300]}", kind=kind)
         return 3
     send("started", device=torch.cuda.get_device_name(0))
-    for line in sys.stdin:
+    while True:
+        line = sys.stdin.readline()
         cmd = line.split()
         if not cmd or cmd[0] == "quit":
             break
         if cmd[0] == "round":
             i = int(cmd[1])
             try:
-                ms = time_round(cases[i], int(req["warmup"]), int(req["iters"]), flush)
+                ms = time_round(cases[i], int(req["warmup"]), int(req["iters"]), flush, bool(req.get("sync", False)))
             except Exception as exc:
                 send("error", message=f"{type(exc).__name__}: {str(exc)[:300]}", kind="run")
                 return 3

@@ -1,0 +1,107 @@
+"""Bench pieces that need no GPU: statistics, verdicts, shapes, the worker protocol, no-GPU message."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from cutediff_tui.core.bench.runner import SideWorker, _expect, check_gpu
+from cutediff_tui.core.bench.shapes import DEFAULT_SHAPES, parse_shape
+from cutediff_tui.core.bench.stats import compare_samples, quantile, ratio_interval, summarize, verdict
+from cutediff_tui.core.errors import CutediffError
+
+
+def test_summary_median_and_iqr():
+    s = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert s.median_ms == 3.0 and s.n == 5 and s.min_ms == 1.0
+    assert s.iqr_ms == pytest.approx(quantile([1, 2, 3, 4, 100], 0.75) - quantile([1, 2, 3, 4, 100], 0.25))
+
+
+def test_verdicts_from_intervals():
+    assert verdict(1.02, 1.04) == "SLOWER"
+    assert verdict(0.95, 0.97) == "FASTER"
+    assert verdict(0.995, 1.005) == "SAME"
+    assert verdict(0.999, 1.02) == "UNSURE"
+
+
+def test_three_percent_slowdown_is_detected_and_noise_is_same():
+    rng = random.Random(1)
+    a = [10 + rng.gauss(0, 0.05) for _ in range(200)]
+    b = [10.3 + rng.gauss(0, 0.05) for _ in range(200)]
+    r = compare_samples(a, b)
+    assert r["verdict"] == "SLOWER" and 1.025 < r["ratio"] < 1.035 and r["ci_low"] < r["ratio"] < r["ci_high"]
+    same = compare_samples(a, [10 + rng.gauss(0, 0.05) for _ in range(200)])
+    assert same["verdict"] == "SAME"
+
+
+def test_bootstrap_is_deterministic():
+    a, b = [1.0, 1.1, 0.9, 1.05], [1.2, 1.1, 1.3, 1.25]
+    assert ratio_interval(a, b) == ratio_interval(a, b)
+
+
+def test_shapes():
+    assert [s.label for s in DEFAULT_SHAPES] == ["8192x32h/4", "32768x32h/8", "32768x16h/1"]
+    s = parse_shape("4096x8h/2", hdim=64)
+    assert (s.total, s.heads, s.docs, s.hdim) == (4096, 8, 2, 64)
+    with pytest.raises(CutediffError):
+        parse_shape("4096x8")
+    with pytest.raises(CutediffError):
+        parse_shape("2x8h/4")
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU")
+def test_no_gpu_gives_one_sentence():
+    with pytest.raises(CutediffError) as e:
+        check_gpu()
+    assert "No NVIDIA GPU was found" in str(e.value)
+    proc = subprocess.run([sys.executable, "-m", "cutediff_tui.cli", "bench", "4.5.1", "4.8.0"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "No NVIDIA GPU was found" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_stream_protocol_events_are_read_and_errors_become_sentences(tmp_path):
+    """The runner's side of the line protocol, against a process that writes the same events."""
+    r, w = os.pipe()
+    script = (
+        "import json, os, sys\n"
+        f"f = os.fdopen({w}, 'w', buffering=1)\n"
+        "f.write(json.dumps({'event': 'ready', 'shape': 's', 'seconds': 1.0}) + '\\n')\n"
+        "line = sys.stdin.readline()\n"
+        "f.write(json.dumps({'event': 'samples', 'shape': 0, 'ms': [1.0, 2.0]}) + '\\n')\n"
+        "f.write(json.dumps({'event': 'error', 'kind': 'oom', 'message': 'CUDA out of memory'}) + '\\n')\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, text=True, pass_fds=(w,))
+    os.close(w)
+    worker = SideWorker("b", env=None)  # type: ignore[arg-type]
+    worker.proc, worker.events = proc, os.fdopen(r)
+    assert _expect(worker, "ready")["seconds"] == 1.0
+    worker.command("round 0")
+    assert _expect(worker, "samples")["ms"] == [1.0, 2.0]
+    with pytest.raises(CutediffError, match="ran out of memory"):
+        _expect(worker, "samples")
+    proc.wait(timeout=10)
+    with pytest.raises(CutediffError, match="ended unexpectedly"):
+        worker.log_path = tmp_path / "none.log"
+        worker.log_path.write_text("boom\n")
+        _expect(worker, "samples")
+
+
+def test_recorded_h200_run_agrees_with_standalone_within_two_percent():
+    """The recorded H200 acceptance run (benchmarks/results/h200/run3) is consistent."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h200" / "run3"
+    bench = json.loads((root / "bench.json").read_text())
+    for side, version in (("a", "4.5.1"), ("b", "4.8.0")):
+        ref = json.loads((root / f"standalone-{version}.json").read_text())["shapes"]
+        for row in bench["shapes"]:
+            ours = row[side]["median_ms"]
+            theirs = ref[row["shape"]["label"]]["median_ms"]
+            assert abs(ours / theirs - 1) < 0.02, (version, row["shape"]["label"])
+        assert all(len(row["samples"][side]) == 400 for row in bench["shapes"])
