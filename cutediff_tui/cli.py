@@ -47,6 +47,12 @@ def guarded(func):
             if State.debug:
                 raise
             fail(f"{exc.strerror or exc} ({getattr(exc, 'filename', '') or ''}). Check the path and permissions; run with --debug for details.")
+        except (SystemExit, click.exceptions.Exit, click.ClickException):
+            raise
+        except Exception as exc:
+            if State.debug:
+                raise
+            fail(f"cutediff hit an internal error ({type(exc).__name__}: {str(exc)[:200]}). Run again with --debug and report it.")
 
     return wrapper
 

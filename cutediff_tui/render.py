@@ -86,7 +86,7 @@ def comparison_tables(c: dict) -> list:
                 t.add_column(col)
             for cell in m.get("matrix", []):
                 note = cell.get("error") or (f".version {cell['rewritten_from']}→rewritten" if cell.get("rewritten_from") else "")
-                t.add_row(cell.get("side", "").upper(), cell.get("ptxas_version", ""), _fmt(cell.get("registers")), _fmt(cell.get("stack")),
+                t.add_row(cell.get("side", ""), cell.get("ptxas_version", ""), _fmt(cell.get("registers")), _fmt(cell.get("stack")),
                           _fmt(cell.get("spill_stores")), _fmt(cell.get("spill_loads")), note)
             out.append(t)
             out.append(Text(f"  verdict: {m.get('verdict')}", style="bold"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,19 @@ if TYPE_CHECKING:
     from .compare import CompareOptions, SideOutcome
 
 ANALYSIS_VERSION = 1
+
+
+def analysis_digest() -> str:
+    """Changes whenever the analysis code does, so cached comparisons never go stale."""
+    import hashlib
+
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(str(ANALYSIS_VERSION).encode())
+    for p in sorted([here / "analysis_pipeline.py", here / "remarks.py", here / "naming.py",
+                     *(here / "analysis").glob("*.py"), here.parent / "data" / "opcode_classes.toml"]):
+        if p.is_file():
+            h.update(p.read_bytes())
+    return h.hexdigest()[:16]
 Progress = Callable[[str], None]
 
 
@@ -140,9 +154,10 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     c = compiles.get(index, {})
     metrics["compile_seconds"] = c.get("seconds")
     metrics["callable"] = c.get("callable")
-    metrics["remarks"] = [
-        r.to_json() for r in remarks if r.kernel is None or r.kernel == symbol or symbol.startswith(r.kernel)
-    ]
+    mine = [r for r in remarks if r.kernel is None or r.kernel == symbol or symbol.startswith(r.kernel)]
+    metrics["remarks"] = [r.to_json() for r in mine if r.category != "ptxas info"]
+    metrics["ptxas_log"] = next((r.ptxas_output for r in mine if r.ptxas_output and r.kernel), "")
+    metrics["ptxas"] = ptxas_figures(metrics["ptxas_log"])
     if li_res is not None:
         li_r = _resources(li_res, symbol)
         keys = ("registers", "stack_bytes", "shared_bytes")
@@ -156,6 +171,24 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
         "lineinfo_dir": str(li_kdir) if li_kdir else None,
     }
     return metrics
+
+
+_PTXAS_REGS = re.compile(r"Used (\d+) registers")
+_PTXAS_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def ptxas_figures(log: str) -> dict:
+    """Registers and spill bytes from the ptxas output the DSL printed (``remarks{ptx}``, DSL 4.7+)."""
+    if not log:
+        return {"captured": False, "why": "this DSL prints no ptxas output (remarks{ptx} needs DSL 4.7+); use --crosscheck"}
+    out: dict[str, Any] = {"captured": True}
+    m = _PTXAS_REGS.search(log)
+    if m:
+        out["registers"] = int(m.group(1))
+    m = _PTXAS_SPILL.search(log)
+    if m:
+        out["stack_frame"], out["spill_stores"], out["spill_loads"] = (int(g) for g in m.groups())
+    return out
 
 
 def shorten_paths(listing: SassListing) -> dict[str, str]:
@@ -178,9 +211,16 @@ def shorten_paths(listing: SassListing) -> dict[str, str]:
 
 
 def _plain(obj: Any) -> Any:
+    """JSON fallback: dataclasses, paths, sets and objects with ``to_json``."""
     from dataclasses import asdict, is_dataclass
 
-    return asdict(obj) if is_dataclass(obj) else obj
+    if hasattr(obj, "to_json"):
+        return obj.to_json()
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    return str(obj)
 
 
 # ---------------------------------------------------------------- the comparison
@@ -373,7 +413,7 @@ def run_crosscheck(comparison: dict, opts: CompareOptions, progress: Progress) -
             continue
         ptx = {}
         for s in "ab":
-            ptx[s] = read_text(Path(k[s]["files"]["dir"]), "kernel.ptx") or ""
+            ptx[f"{s.upper()} ({comparison['sides'][s]['dsl']})"] = read_text(Path(k[s]["files"]["dir"]), "kernel.ptx") or ""
         progress(f"cross-check {k['name']}: ptxas {', '.join(opts.crosscheck)}")
         cc = crosscheck(ptx, opts.crosscheck, opts.profile.arch, cache_dir(), opts.allow_ptx_rewrite)
         out[k["name"]] = cc.to_json() if hasattr(cc, "to_json") else _plain(cc)

@@ -44,10 +44,23 @@ def _collect(path: Path) -> list[tuple[str, Path | None, Path | None]]:
     return found
 
 
+def ptxas_release_for(ptx_version: str | None) -> str:
+    """The CUDA release whose ptxas first accepts a PTX ISA version (9.N → 13.N, 8.N → 12.N)."""
+    try:
+        major, minor = (int(x) for x in (ptx_version or "").split(".")[:2])
+    except ValueError:
+        raise CutediffError(f"The PTX version {ptx_version!r} is not understood.", "Give a PTX file made by the DSL.") from None
+    if major >= 9:
+        return f"{major + 4}.{minor}"
+    if major == 8:
+        return f"12.{minor}"
+    raise CutediffError(f"PTX ISA {ptx_version} is older than any ptxas cutediff installs (CUDA 12+).",
+                        "Give a cubin instead.")
+
+
 def _assemble(ptx: Path, out: Path) -> Path:
-    from .analysis.crosscheck import ensure_ptxas, ptxas_release_for
+    from .analysis.crosscheck import ensure_ptxas
     from .analysis.ptx import parse_ptx
-    from .analysis.tools import run_tool  # noqa: F401
 
     text = ptx.read_text(errors="replace").rstrip("\x00")
     mod = parse_ptx(text)

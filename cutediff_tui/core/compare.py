@@ -108,9 +108,9 @@ def run_compare(
         futures = [pool.submit(run_side, s, spec, opts, progress, cancel) for s, spec in zip(SIDES, opts.specs)]
         outcomes = [f.result() for f in futures]
     build_seconds = time.monotonic() - t0
-    from .analysis_pipeline import ANALYSIS_VERSION, analyze
+    from .analysis_pipeline import analysis_digest, analyze
 
-    key = _comparison_key(outcomes, opts, ANALYSIS_VERSION)
+    key = _comparison_key(outcomes, opts, analysis_digest())
     cached = _load_comparison(key) if (key and opts.use_cache) else None
     if cached is not None:
         comparison = cached
@@ -128,7 +128,7 @@ def run_compare(
     return comparison
 
 
-def _comparison_key(outcomes: list[SideOutcome], opts: CompareOptions, version: int) -> str | None:
+def _comparison_key(outcomes: list[SideOutcome], opts: CompareOptions, version: str) -> str | None:
     if any(o.build is None or o.error for o in outcomes):
         return None
     payload = {

@@ -11,7 +11,7 @@ import platformdirs
 def cache_dir() -> Path:
     """Root of the cache (environments, artifacts, tools); `CUTEDIFF_CACHE_DIR` overrides."""
     override = os.environ.get("CUTEDIFF_CACHE_DIR")
-    root = Path(override).expanduser() if override else Path(platformdirs.user_cache_dir("cutediff"))
+    root = Path(override).expanduser().absolute() if override else Path(platformdirs.user_cache_dir("cutediff"))
     return root
 
 

@@ -27,6 +27,7 @@ class Remark:
     function: str | None
     kernel: str | None
     detail: str
+    ptxas_output: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -62,7 +63,7 @@ def parse_remarks(log: str) -> list[Remark]:
         # a block ends at the first line that is clearly other output (not indented, not blank)
         for j in range(1, len(block)):
             ln = block[j]
-            if ln and not ln.startswith((" ", "\t", ">", "|")) and not re.match(r"^\d+\s*\|", ln):
+            if ln and not ln.startswith((" ", "\t", ">", "|", "ptxas")) and not re.match(r"^\d+\s*\|", ln):
                 block = block[:j]
                 break
         head = _HEAD.match(block[0])
@@ -83,6 +84,9 @@ def parse_remarks(log: str) -> list[Remark]:
         sm = _SPILL.search(joined)
         if sm:
             detail = f"{sm.group(1)} bytes stack frame, {sm.group(2)} bytes spill stores, {sm.group(3)} bytes spill loads"
+        ptxas_lines = [ln.strip() for ln in block if ln.strip().startswith("ptxas")]
+        if ptxas_lines and ptxas_lines[0].startswith("ptxas output:"):
+            ptxas_lines[0] = ptxas_lines[0].split("ptxas output:", 1)[1].strip()
         out.append(
             Remark(
                 category=head.group("cat"),
@@ -93,6 +97,7 @@ def parse_remarks(log: str) -> list[Remark]:
                 function=fn,
                 kernel=em.group("name").replace(" ", "") if em else None,
                 detail=detail,
+                ptxas_output="\n".join(x for x in ptxas_lines if x),
             )
         )
     return out
