@@ -97,12 +97,30 @@ def run_side(
     return out
 
 
+def preflight(opts: CompareOptions) -> None:
+    """Refuse bad input before any environment is built: unknown versions, unsupported arch."""
+    from .gpu import arch_family
+    from .toolchain import check_published
+
+    fam = arch_family(opts.profile.arch)
+    if fam not in opts.recipe.archs:
+        supported = ", ".join(f"sm_{a // 10}x" for a in opts.recipe.archs)
+        raise CutediffError(
+            f"Recipe {opts.recipe.name} has no kernel for {opts.profile.arch}.",
+            f"It supports {supported} targets; pick one with --arch or --gpu.",
+        )
+    if opts.wheelhouse is None:
+        for spec in opts.specs:
+            check_published(spec)
+
+
 def run_compare(
     opts: CompareOptions,
     progress: Progress = _noop,
     cancel: threading.Event | None = None,
 ) -> dict:
     """Build both sides in parallel and analyse them into a comparison dict."""
+    preflight(opts)
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [pool.submit(run_side, s, spec, opts, progress, cancel) for s, spec in zip(SIDES, opts.specs)]

@@ -475,9 +475,14 @@ def _env_dirs() -> Iterable[Path]:
 
 
 def find_env(spec: ToolchainSpec) -> Env | None:
+    """The created environment for ``spec``; local source pins are taken from ``spec`` itself
+    (they are not installed, so one environment serves any checkout path)."""
     key = env_key(spec)
     path = envs_dir() / env_name(spec, key)
-    return load_env(path)
+    env = load_env(path)
+    if env is not None:
+        env.spec = spec
+    return env
 
 
 def load_env(path: Path) -> Env | None:
@@ -540,6 +545,7 @@ def create_env(
     with file_lock(root / f".{key}.lock"):
         existing = load_env(final)
         if existing:
+            existing.spec = spec
             return existing
         clean_stale(progress)
         if check_index and wheelhouse is None:
@@ -603,6 +609,7 @@ def create_env(
             raise
     env = load_env(final)
     assert env is not None
+    env.spec = spec
     return env
 
 
