@@ -294,12 +294,14 @@ def recipes() -> None:
 @click.option("--tolerance", type=float, default=0.01, show_default=True, help="Relative change counted as SAME.")
 @click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
 @click.option("--wheelhouse", type=click.Path(path_type=Path), default=None)
+@click.option("--into", type=click.Path(path_type=Path), default=None,
+              help="Attach the result to a saved comparison (its reports then show the bench).")
 @click.option("--quiet", "-q", is_flag=True)
 @click.option("--debug", is_flag=True)
 @guarded
 def bench(a: str, b: str, with_: tuple, cuda: str | None, kernel: str, shapes: tuple, hdim: int, causal: bool,
           rounds: int, warmup: int, iters: int, l2_flush: bool, tolerance: float, json_out: str | None,
-          wheelhouse: Path | None, quiet: bool, debug: bool) -> None:
+          wheelhouse: Path | None, into: Path | None, quiet: bool, debug: bool) -> None:
     """Time both toolchains on the local GPU, interleaved, with medians, a B/A interval and a verdict."""
     State.debug = State.debug or debug
     from .core.bench.runner import BenchConfig, check_gpu, run_bench
@@ -325,6 +327,11 @@ def bench(a: str, b: str, with_: tuple, cuda: str | None, kernel: str, shapes: t
     result = run_bench(envs, cfg, listen)
     result["sides"] = {s: {"label": sp.label, "versions": e.versions()} for s, sp, e in zip("ab", specs, envs)}
     result["command"] = "cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:])
+    if into is not None:
+        from .core.bench.attach import attach_bench
+
+        attach_bench(into, result)
+        progress(f"attached the bench to {into}")
     if json_out == "-":
         sys.stdout.write(json.dumps(result, indent=1) + "\n")
         return
@@ -437,6 +444,18 @@ def cache_clear_cmd(all_: bool) -> None:
 
     n = cache_clear("all" if all_ else "builds")
     out_console.print(f"removed {n} entries")
+
+
+def _register_report_commands() -> None:
+    try:
+        from .cli_report import check, report
+    except ImportError:  # cli_report is being imported first; it registers itself at its end
+        return
+    main.add_command(report)
+    main.add_command(check)
+
+
+_register_report_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

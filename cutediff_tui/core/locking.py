@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def file_lock(path: Path) -> Iterator[None]:
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
     mode = "wb" if isinstance(data, bytes) else "w"
     with open(tmp, mode) as fh:
         fh.write(data)

@@ -62,6 +62,9 @@ def save_result(comparison: dict, folder: Path) -> dict:
                 rel_li = f"{side}/{k_index:03d}-lineinfo"
                 _copy_kernel(Path(files["lineinfo_dir"]), folder / rel_li)
                 files["lineinfo_dir"] = rel_li
+    for cc in (result.get("crosscheck") or {}).values():
+        if isinstance(cc, dict):
+            cc.pop("ptxas_paths", None)  # machine-specific
     atomic_write(folder / "comparison.json", json.dumps(result, indent=1))
     return absolutize(result, folder)
 

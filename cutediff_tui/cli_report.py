@@ -1,0 +1,232 @@
+"""``cutediff report`` and ``cutediff check``: reports of a comparison and the CI gate.
+
+Both take either a saved comparison or the arguments of ``cutediff compare`` (then they compile).
+Registered in :mod:`cutediff_tui.cli` with ``main.add_command(report)`` / ``main.add_command(check)``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.text import Text
+
+from .cli import State, build_options, err_console, guarded, out_console, progress_printer, recipe_options
+from .core.errors import CutediffError
+
+# Options of report/check that `cutediff compare` does not have (left out of the repro command).
+_OWN_VALUE_OPTS = {"-o", "--output", "--format", "--json", "--junit", "--result", "--report", "--max-spill-bytes",
+                   "--max-register-delta", "--max-stack-delta", "--max-slowdown", "--kernel-filter"}
+_OWN_FLAGS = {"-q", "--quiet"}
+_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d*|\.post\d+|\.dev\d+)*(,|$)")
+
+
+def compare_command(argv: list[str], name: str) -> str:
+    """The ``cutediff compare …`` equivalent of a ``cutediff report|check A B …`` command line."""
+    try:
+        start = argv.index(name)
+    except ValueError:
+        return ""
+    out: list[str] = []
+    rest = argv[start + 1:]
+    skip = False
+    for tok in rest:
+        if skip:
+            skip = False
+            continue
+        opt = tok.split("=", 1)[0]
+        if opt in _OWN_VALUE_OPTS:
+            skip = "=" not in tok
+            continue
+        if tok in _OWN_FLAGS:
+            continue
+        out.append(tok)
+    return "cutediff compare " + " ".join(shlex.quote(x) for x in out)
+
+
+def _crosscheck_options(func):
+    for o in reversed([
+        click.option("--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4."),
+        click.option("--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled)."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress on stderr."),
+    ]):
+        func = o(func)
+    return func
+
+
+def _load_result(path: Path) -> dict:
+    from .core.compare import load_json
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "comparison.json"
+    return load_json(path)
+
+
+def obtain_comparison(args: tuple[str, ...], kw: dict[str, Any], quiet: bool, command: str) -> dict:
+    """A comparison from ``RESULT`` (file or folder), two artifact paths, or ``A B`` to compile."""
+    if len(args) == 1:
+        return _load_result(Path(args[0]))
+    if len(args) != 2:
+        raise CutediffError(f"Expected RESULT or A B, got {len(args)} argument(s).",
+                            "Give a saved comparison (comparison.json or its folder), or two toolchains such as 4.5.1 4.8.0.")
+    a, b = args
+    if all(not _VERSION_RE.match(x) and Path(x).exists() for x in (a, b)):
+        from .core.artifacts_diff import diff_paths
+
+        return diff_paths(Path(a), Path(b), command="cutediff diff " + " ".join(shlex.quote(x) for x in (a, b)))
+    from .core.compare import run_compare
+
+    opts = build_options(a, b, kw)
+    opts.command = command
+    progress = progress_printer(quiet)
+    progress(f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} "
+             f"({opts.profile.name}, {opts.profile.num_sms} SMs)")
+    return run_compare(opts, progress)
+
+
+def _side_errors(comparison: dict) -> list[str]:
+    return [f"Side {s.upper()}: {v['error']}" if not str(v["error"]).startswith(("Side", "side")) else str(v["error"])
+            for s, v in (comparison.get("sides") or {}).items() if isinstance(v, dict) and v.get("error")]
+
+
+def _save_json(comparison: dict, path: str) -> None:
+    from .core.report.jsonout import render_json
+
+    Path(path).write_text(render_json(comparison, validate=False))
+
+
+# ---------------------------------------------------------------- report
+
+
+@click.command()
+@click.argument("args", nargs=-1, required=True, metavar="RESULT | A B")
+@recipe_options
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
+              help="Report format (default: from the -o suffix, else md).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None, help="Write the report to FILE (default: stdout).")
+@click.option("--json", "json_out", default=None, help="Also save the comparison as JSON to PATH.")
+@_crosscheck_options
+@guarded
+def report(args: tuple[str, ...], fmt: str | None, output: Path | None, json_out: str | None, quiet: bool, **kw: Any) -> None:
+    """Write a report of a comparison: Markdown for a GitHub issue, self-contained HTML, or JSON.
+
+    RESULT is a comparison.json (or the folder holding one); A B are two toolchains, as for
+    cutediff compare (then both sides are compiled), or two artifact folders, as for cutediff diff.
+
+    \b
+    cutediff report samples/fa4-sm103a-4.5.1-vs-4.8.0 -o report.md
+    cutediff report 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --arch sm_103a -o report.html
+    """
+    from .core.report import format_for_path, render, write_report
+
+    State.debug = State.debug or bool(kw.get("debug"))
+    comparison = obtain_comparison(args, kw, quiet, compare_command(sys.argv[1:], "report"))
+    fmt = fmt or format_for_path(output)
+    if json_out:
+        _save_json(comparison, json_out)
+    if output is None:
+        sys.stdout.write(render(comparison, fmt))
+    else:
+        write_report(comparison, output, fmt)
+        progress_printer(quiet)(f"wrote {output} ({fmt})")
+    errors = _side_errors(comparison)
+    for err in errors:
+        err_console.print(f"[bold red]error:[/] {err}", soft_wrap=True, markup=True, highlight=False)
+    if errors:
+        sys.exit(2)
+
+
+# ---------------------------------------------------------------- check
+
+
+_STATUS_STYLE = {"fail": ("FAIL ", "bold red"), "error": ("ERROR", "bold red"), "skip": ("skip ", "yellow"),
+                 "pass": ("ok   ", "green")}
+
+
+@click.command()
+@click.argument("sides", nargs=-1, metavar="A B")
+@recipe_options
+@click.option("--result", type=click.Path(path_type=Path), default=None,
+              help="Check a saved comparison (comparison.json or its folder) instead of compiling.")
+@click.option("--max-spill-bytes", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Most spill-store and most spill-load bytes side B may have, per kernel.")
+@click.option("--max-register-delta", type=int, default=None, metavar="N", help="Most registers B may add over A (B − A).")
+@click.option("--max-stack-delta", type=int, default=None, metavar="N", help="Most stack-frame bytes B may add over A (B − A).")
+@click.option("--max-slowdown", type=float, default=None, metavar="PCT",
+              help="Most percent B may be slower than A per bench shape (when the comparison has bench timings).")
+@click.option("--kernel-filter", default=None, metavar="REGEX", help="Check only kernels whose name or symbol matches.")
+@click.option("--junit", type=click.Path(path_type=Path), default=None, help="Write JUnit XML (one testcase per kernel × limit).")
+@click.option("--json", "json_out", default=None, help="Also save the comparison as JSON to PATH.")
+@click.option("--report", "report_out", type=click.Path(path_type=Path), default=None,
+              help="Also write a report to FILE (.md, .html or .json).")
+@_crosscheck_options
+@guarded
+def check(sides: tuple[str, ...], result: Path | None, max_spill_bytes: int | None, max_register_delta: int | None,
+          max_stack_delta: int | None, max_slowdown: float | None, kernel_filter: str | None, junit: Path | None,
+          json_out: str | None, report_out: Path | None, quiet: bool, **kw: Any) -> None:
+    """Gate CI on a comparison: exit 0 within the limits, 1 when one broke, 2 on an error.
+
+    Compiles A and B as cutediff compare does, or reads --result. Limits apply per kernel to side B
+    (spill bytes) or to B − A (registers, stack); --max-slowdown uses bench timings when present.
+
+    \b
+    cutediff check 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --max-spill-bytes 0
+    cutediff check --result comparison.json --max-register-delta 8 --junit check.xml
+    """
+    from .core.report import CheckOutcome, CheckResult, Limits, check_comparison, junit_xml, write_report
+
+    State.debug = State.debug or bool(kw.get("debug"))
+    limits = Limits(max_spill_bytes, max_register_delta, max_stack_delta, max_slowdown, kernel_filter)
+    try:
+        if result is not None and sides:
+            raise CutediffError("Give either --result PATH or the two toolchains A B, not both.",
+                                "Use --result to check a saved comparison without compiling.")
+        if result is None and len(sides) != 2:
+            raise CutediffError(f"cutediff check needs two toolchains A B (got {len(sides)}) or --result PATH.",
+                                "For example: cutediff check 4.5.1 4.8.0 --max-spill-bytes 0.")
+        comparison = (_load_result(result) if result is not None
+                      else obtain_comparison(sides, kw, quiet, compare_command(sys.argv[1:], "check")))
+    except CutediffError as exc:
+        if junit is not None:
+            bad = CheckResult([CheckOutcome("cutediff", "input", "error", exc.sentence())])
+            junit.write_text(junit_xml(bad))
+        raise
+    res = check_comparison(comparison, limits)
+    if json_out:
+        _save_json(comparison, json_out)
+    if report_out is not None:
+        write_report(comparison, report_out)
+    if junit is not None:
+        junit.write_text(junit_xml(res))
+    for o in res.outcomes:
+        if o.status == "error":
+            continue
+        tag, style = _STATUS_STYLE.get(o.status, (o.status, ""))
+        line = Text.assemble((tag, style), " ", (o.kernel, "bold"), f" {o.limit}: {o.message}")
+        out_console.print(line, soft_wrap=True, highlight=False)
+    for note in res.notes:
+        err_console.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
+    if res.exit_code == 2:
+        for o in res.errors:
+            msg = o.message[:1].upper() + o.message[1:]
+            err_console.print(Text.assemble(("error: ", "bold red"), msg if msg.endswith(".") else msg + "."),
+                              soft_wrap=True, highlight=False)
+        sys.exit(2)
+    out_console.print(Text(res.summary(), style="bold red" if res.exit_code else "bold green"), soft_wrap=True, highlight=False)
+    sys.exit(res.exit_code)
+
+
+def _register() -> None:
+    from .cli import main as _main
+
+    for command in (report, check):
+        if command.name not in _main.commands:
+            _main.add_command(command)
+
+
+_register()

@@ -1,0 +1,205 @@
+"""The CI gate: limits on side B's resources (and bench timings) checked per kernel.
+
+``check_comparison`` turns a comparison and :class:`Limits` into one :class:`CheckOutcome` per
+kernel × limit. Exit codes: 0 within limits, 1 when a limit broke, 2 when something could not be
+checked (a side failed to compile, a kernel is missing on B, a bad filter).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import model as M
+
+PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What ``cutediff check`` enforces; None leaves a limit out.
+
+    Attributes:
+        max_spill_bytes: most spill-store and most spill-load bytes side B may have.
+        max_register_delta: most registers B may add over A (B − A).
+        max_stack_delta: most stack-frame bytes B may add over A (B − A).
+        max_slowdown_pct: most percent B may be slower than A per bench shape (B/A median ratio).
+        kernel_filter: regular expression on kernel names (or symbols); others are not checked.
+    """
+
+    max_spill_bytes: int | None = None
+    max_register_delta: int | None = None
+    max_stack_delta: int | None = None
+    max_slowdown_pct: float | None = None
+    kernel_filter: str | None = None
+
+    def any(self) -> bool:
+        return any(v is not None for v in (self.max_spill_bytes, self.max_register_delta, self.max_stack_delta,
+                                           self.max_slowdown_pct))
+
+
+@dataclass
+class CheckOutcome:
+    """One kernel × limit: ``status`` is pass, fail, skip or error; ``message`` one sentence."""
+
+    kernel: str
+    limit: str
+    status: str
+    message: str
+    value: float | None = None
+    threshold: float | None = None
+
+
+@dataclass
+class CheckResult:
+    """Every outcome of a check, plus notes that are not tied to a limit."""
+
+    outcomes: list[CheckOutcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    title: str = ""
+
+    @property
+    def failures(self) -> list[CheckOutcome]:
+        return [o for o in self.outcomes if o.status == FAIL]
+
+    @property
+    def errors(self) -> list[CheckOutcome]:
+        return [o for o in self.outcomes if o.status == ERROR]
+
+    @property
+    def exit_code(self) -> int:
+        if self.errors:
+            return 2
+        return 1 if self.failures else 0
+
+    def summary(self) -> str:
+        n = len(self.outcomes)
+        if self.errors:
+            return f"cutediff check: {len(self.errors)} check(s) could not run ({self.errors[0].message})"
+        fails = self.failures
+        if fails:
+            kernels = sorted({o.kernel for o in fails})
+            return (f"cutediff check: {len(fails)} limit(s) broken in {len(kernels)} kernel(s) "
+                    f"({', '.join(kernels)}); {n - len(fails)} of {n} check(s) passed or skipped")
+        passed = sum(1 for o in self.outcomes if o.status == PASS)
+        skipped = n - passed
+        return f"cutediff check: within limits ({passed} check(s) passed" + (f", {skipped} skipped)" if skipped else ")")
+
+
+def _bytes(v: object) -> str:
+    return f"{v} B" if v is not None else "-"
+
+
+def _spill(name: str, b: dict, limit: int) -> CheckOutcome:
+    st, ld = b.get("spill_store_bytes"), b.get("spill_load_bytes")
+    if st is None and ld is None:
+        return CheckOutcome(name, "max-spill-bytes", SKIP, "side B reports no spill figures")
+    st, ld = int(st or 0), int(ld or 0)
+    over = [f"{what} {v} B" for what, v in (("spill stores", st), ("spill loads", ld)) if v > limit]
+    worst = max(st, ld)
+    if over:
+        msg = f"{' and '.join(over)} on B exceed --max-spill-bytes {limit}"
+        return CheckOutcome(name, "max-spill-bytes", FAIL, msg, worst, limit)
+    return CheckOutcome(name, "max-spill-bytes", PASS, f"spill stores {st} B, spill loads {ld} B on B (limit {limit} B)",
+                        worst, limit)
+
+
+def _delta(name: str, a: dict, b: dict, key: str, what: str, unit: str, option: str, limit: int) -> CheckOutcome:
+    lim = option.removeprefix("--")
+    va, vb = a.get(key), b.get(key)
+    if not a:
+        return CheckOutcome(name, lim, SKIP, f"no kernel {name} on side A to compare {what} with")
+    if va is None or vb is None:
+        return CheckOutcome(name, lim, SKIP, f"{what} not reported on side {'A' if va is None else 'B'}")
+    d = int(vb) - int(va)
+    u = f" {unit}" if unit else ""
+    text = f"{what} {va} → {vb}{u} ({d:+d}"
+    if d > limit:
+        return CheckOutcome(name, lim, FAIL, f"{text}) exceeds {option} {limit}", d, limit)
+    return CheckOutcome(name, lim, PASS, f"{text}, limit {limit:+d})", d, limit)
+
+
+def _slowdown(c: dict, limit: float) -> list[CheckOutcome]:
+    shapes = M.bench_shapes(c)
+    if not shapes:
+        return [CheckOutcome("bench", "max-slowdown", SKIP,
+                             "slowdown not measured: the comparison holds no benchmark, so --max-slowdown was not checked")]
+    out = []
+    for row in shapes:
+        label = M.shape_label(row.get("shape"))
+        name = f"bench {label}"
+        ratio = M.bench_ratio(row)
+        if ratio is None:
+            out.append(CheckOutcome(name, "max-slowdown", SKIP, "no B/A timing ratio for this shape"))
+            continue
+        pct = (ratio - 1) * 100
+        ci = M.ci_text(row)
+        extra = f", 95% CI of B/A {ci}" if ci != "-" else ""
+        text = f"B/A {ratio:.4f} ({pct:+.2f}%{extra})"
+        if pct > limit:
+            out.append(CheckOutcome(name, "max-slowdown", FAIL,
+                                    f"B is {pct:.2f}% slower than A, over --max-slowdown {limit:g}%: {text}",
+                                    round(pct, 4), limit))
+        else:
+            out.append(CheckOutcome(name, "max-slowdown", PASS, f"{text}, limit +{limit:g}%", round(pct, 4), limit))
+    return out
+
+
+def check_comparison(comparison: dict, limits: Limits) -> CheckResult:
+    """Check every kernel (matching the filter) of a comparison against the limits."""
+    c = comparison
+    res = CheckResult(title=f"{M.side_label(c, 'a')} vs {M.side_label(c, 'b')}")
+    for s, err in M.side_errors(c):
+        res.outcomes.append(CheckOutcome(f"side {s.upper()}", "compile", ERROR,
+                                         f"side {s.upper()} ({M.side_name(c, s)}) failed: {err}"))
+    if res.errors:
+        return res
+    ks = M.kernels(c)
+    if not ks:
+        res.outcomes.append(CheckOutcome("comparison", "kernels", ERROR,
+                                         "the comparison holds no kernel, so nothing can be checked"))
+        return res
+    if limits.kernel_filter:
+        try:
+            rx = re.compile(limits.kernel_filter)
+        except re.error as exc:
+            res.outcomes.append(CheckOutcome("comparison", "kernel-filter", ERROR,
+                                             f"--kernel-filter {limits.kernel_filter!r} is not a regular expression ({exc})"))
+            return res
+
+        def keep(k: dict) -> bool:
+            sym = k.get("symbol") or {}
+            return any(rx.search(str(x)) for x in (k.get("name"), sym.get("a"), sym.get("b")) if x)
+
+        chosen = [k for k in ks if keep(k)]
+        if not chosen:
+            names = ", ".join(str(k.get("name")) for k in ks)
+            res.outcomes.append(CheckOutcome("comparison", "kernel-filter", ERROR,
+                                             f"--kernel-filter {limits.kernel_filter!r} matches none of the kernels ({names})"))
+            return res
+        skipped = len(ks) - len(chosen)
+        if skipped:
+            res.notes.append(f"{skipped} kernel(s) left out by --kernel-filter")
+        ks = chosen
+    if not limits.any():
+        res.notes.append("no limits given: only checked that both sides compiled")
+    for k in ks:
+        name = str(k.get("name") or "kernel")
+        a, b = M.metrics(k, "a"), M.metrics(k, "b")
+        if not b:
+            if limits.any():
+                res.outcomes.append(CheckOutcome(name, "present", ERROR,
+                                                 f"kernel {name} is missing on side B, so its limits cannot be checked "
+                                                 "(leave it out with --kernel-filter)"))
+            continue
+        if limits.max_spill_bytes is not None:
+            res.outcomes.append(_spill(name, b, limits.max_spill_bytes))
+        if limits.max_register_delta is not None:
+            res.outcomes.append(_delta(name, a, b, "registers", "registers", "", "--max-register-delta",
+                                       limits.max_register_delta))
+        if limits.max_stack_delta is not None:
+            res.outcomes.append(_delta(name, a, b, "stack_bytes", "stack", "B", "--max-stack-delta",
+                                       limits.max_stack_delta))
+    if limits.max_slowdown_pct is not None:
+        res.outcomes.extend(_slowdown(c, limits.max_slowdown_pct))
+    return res

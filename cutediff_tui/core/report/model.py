@@ -1,0 +1,757 @@
+"""Plain facts of a comparison that every report format shows (no formatting, no escaping).
+
+The Markdown and HTML renderers both read a comparison through these helpers, so the two say the
+same thing. Every helper is defensive: a field that is missing (an older or partial comparison, a
+side that failed) gives an empty result and the renderers leave the section out.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+SIDES = ("a", "b")
+M_SIDES_LOWER = frozenset(SIDES)
+DSL_PACKAGE = "nvidia-cutlass-dsl"
+_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d*|\.post\d+|\.dev\d+)*$")
+
+#: (metrics key, label, unit); "worse when higher" for all but the informational rows.
+RESOURCE_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("registers", "Registers", ""),
+    ("stack_bytes", "Stack frame", "bytes"),
+    ("spill_store_bytes", "Spill stores", "bytes"),
+    ("spill_load_bytes", "Spill loads", "bytes"),
+    ("shared_bytes", "Shared memory", "bytes"),
+    ("stl", "STL instructions", ""),
+    ("ldl", "LDL instructions", ""),
+    ("instructions", "SASS instructions", ""),
+    ("ptx_instructions", "PTX instructions", ""),
+    ("compile_seconds", "Compile time", "s"),
+)
+WORSE_WHEN_HIGHER = frozenset({"registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "stl", "ldl"})
+#: Opcodes that carry the math of attention-like kernels; shown when either side has them.
+KEY_OPCODES = ("UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA", "MUFU", "FFMA2", "FMUL2", "FADD2", "FFMA", "STL", "LDL")
+#: The ones the one-line summary calls "the math" (tensor-core MMAs, SFU, packed FP32).
+MATH_OPCODES = ("UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA", "MUFU", "FFMA2", "FMUL2", "FADD2")
+MMA_OPCODES = frozenset({"UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA"})
+#: Classes left out of the "instruction mix" sentence: spill code is reported on its own.
+MIX_IGNORED = frozenset({"local"})
+TOP_SPILL_LINES = 10
+#: The package-table row that is not a package (shown as plain text).
+CUDA_ROW = "CUDA flavour"
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+def num(v: Any) -> str:
+    """A number for a table cell; ``-`` when absent."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def delta(a: Any, b: Any) -> tuple[str, int]:
+    """``(text, sign)`` of ``b - a``: ``("+112", 1)``, ``("=", 0)``; ``("", 0)`` when not numeric."""
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        return "", 0
+    d = b - a
+    if d == 0:
+        return "=", 0
+    text = f"{d:+.2f}" if isinstance(d, float) else f"{d:+d}"
+    return text, (1 if d > 0 else -1)
+
+
+def short_path(path: str | None) -> str:
+    """Drop environment prefixes: ``/…/site-packages/flash_attn/x.py`` → ``flash_attn/x.py``."""
+    if not path:
+        return ""
+    for marker in ("/site-packages/", "/site/", "/dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    return path
+
+
+def is_version(text: str | None) -> bool:
+    return bool(text) and bool(_VERSION_RE.match(str(text)))
+
+
+def side(c: dict, s: str) -> dict:
+    return (c.get("sides") or {}).get(s) or {}
+
+
+def side_name(c: dict, s: str) -> str:
+    """Short name of a side: its DSL version, else the last part of its path or label."""
+    sd = side(c, s)
+    dsl = sd.get("dsl")
+    if is_version(dsl):
+        return str(dsl)
+    label = str(sd.get("label") or dsl or s.upper())
+    name = Path(label.rstrip("/")).name if "/" in label else label
+    return name or s.upper()
+
+
+def side_label(c: dict, s: str) -> str:
+    """Full label of a side (version and pins, or the artifact path)."""
+    sd = side(c, s)
+    return str(sd.get("label") or sd.get("dsl") or s.upper())
+
+
+def metrics(k: dict, s: str) -> dict:
+    m = k.get(s)
+    return m if isinstance(m, dict) else {}
+
+
+def metric(m: dict, key: str) -> Any:
+    if key == "ptx_instructions":
+        return (m.get("ptx") or {}).get("instructions")
+    return m.get(key)
+
+
+def kernels(c: dict) -> list[dict]:
+    return [k for k in c.get("kernels") or [] if isinstance(k, dict)]
+
+
+def side_errors(c: dict) -> list[tuple[str, str]]:
+    return [(s, str(side(c, s)["error"])) for s in SIDES if side(c, s).get("error")]
+
+
+# ---------------------------------------------------------------- class labels
+
+
+@lru_cache(maxsize=1)
+def _class_table() -> tuple[tuple[str, ...], dict[str, str]]:
+    try:
+        from ..analysis.classes import default_classes
+
+        table = default_classes()
+        order = tuple(table.classes)
+        return order, {k: table.label(k) for k in order}
+    except Exception:  # the table is optional for a report: fall back to the raw keys
+        return (), {}
+
+
+def class_label(key: str) -> str:
+    return _class_table()[1].get(key, key)
+
+
+def class_rows(k: dict) -> list[tuple[str, str, int, int]]:
+    """``(class key, label, A count, B count)`` for classes either side has, in table order."""
+    ca = metrics(k, "a").get("instruction_classes") or {}
+    cb = metrics(k, "b").get("instruction_classes") or {}
+    deltas = ((k.get("deltas") or {}).get("instruction_classes")) or {}
+    keys = set(ca) | set(cb) | set(deltas)
+    order = _class_table()[0]
+    ranked = sorted(keys, key=lambda x: (order.index(x) if x in order else len(order), x))
+    out = []
+    for key in ranked:
+        if ca or cb:
+            a, b = ca.get(key, 0), cb.get(key, 0)
+        else:  # only the deltas were kept: [a, b, b - a]
+            d = deltas.get(key) or [0, 0, 0]
+            a, b = d[0], d[1]
+        if a or b:
+            out.append((key, class_label(key), int(a or 0), int(b or 0)))
+    return out
+
+
+def opcode_rows(k: dict) -> list[tuple[str, int, int]]:
+    """``(opcode, A, B)`` for the key opcodes either side has."""
+    oa = metrics(k, "a").get("opcodes") or {}
+    ob = metrics(k, "b").get("opcodes") or {}
+    return [(op, int(oa.get(op, 0)), int(ob.get(op, 0))) for op in KEY_OPCODES if op in oa or op in ob]
+
+
+# ---------------------------------------------------------------- summary sentences
+
+
+def _change(label: str, a: Any, b: Any, unit: str = "") -> str:
+    u = f" {unit}" if unit else ""
+    return f"{label} {num(a)} → {num(b)}{u}"
+
+
+def mix_sentence(k: dict) -> str:
+    """How the instruction mix changed, ignoring spill code (reported on its own)."""
+    rows = class_rows(k)
+    if not rows:
+        return ""
+    changed = [(key, lab, a, b) for key, lab, a, b in rows if a != b and key not in MIX_IGNORED]
+    if not changed:
+        return "instruction mix unchanged"
+    math = [(op, a, b) for op, a, b in opcode_rows(k) if op in MATH_OPCODES]
+    has_mma = any(op in MMA_OPCODES for op, _, _ in math)
+    if len(math) >= 2 and has_mma and all(a == b for _, a, b in math):
+        # the kernel's math (what the original reports grep-count) is the same; the rest is bookkeeping
+        return f"instruction mix unchanged ({', '.join(op for op, _, _ in math)} identical)"
+    moved = sorted(changed, key=lambda r: -abs(r[3] - r[2]))[:3]
+    return "instruction mix changed (" + ", ".join(f"{lab} {b - a:+d}" for _, lab, a, b in moved) + ")"
+
+
+def kernel_sentence(c: dict, k: dict) -> str:
+    """One sentence on what changed in a kernel from A to B (plain text)."""
+    name = str(k.get("name") or "kernel")
+    a, b = metrics(k, "a"), metrics(k, "b")
+    nb, na = side_name(c, "b"), side_name(c, "a")
+    if not a and not b:
+        return f"{name}: no metrics on either side"
+    if not b:
+        return f"{name} is built only by {na}"
+    if not a:
+        return f"{name} is built only by {nb}"
+    spill_a = (a.get("spill_store_bytes") or 0) + (a.get("spill_load_bytes") or 0)
+    spill_b = (b.get("spill_store_bytes") or 0) + (b.get("spill_load_bytes") or 0)
+    parts: list[str] = []
+    if a.get("registers") != b.get("registers") and a.get("registers") is not None:
+        parts.append(_change("registers", a.get("registers"), b.get("registers")))
+    if (a.get("stack_bytes") or 0) != (b.get("stack_bytes") or 0):
+        parts.append(_change("stack", a.get("stack_bytes"), b.get("stack_bytes"), "B"))
+    if (a.get("spill_store_bytes") or 0) != (b.get("spill_store_bytes") or 0):
+        parts.append(_change("spill stores", a.get("spill_store_bytes"), b.get("spill_store_bytes"), "B"))
+    if (a.get("spill_load_bytes") or 0) != (b.get("spill_load_bytes") or 0):
+        # loads equal to stores on both sides add nothing to the sentence
+        if a.get("spill_load_bytes") != a.get("spill_store_bytes") or b.get("spill_load_bytes") != b.get("spill_store_bytes"):
+            parts.append(_change("spill loads", a.get("spill_load_bytes"), b.get("spill_load_bytes"), "B"))
+    if spill_a == 0 and spill_b > 0:
+        head = f"{name} spills on {nb}"
+    elif spill_a > 0 and spill_b == 0:
+        head = f"{name} stops spilling on {nb}"
+    elif spill_b > spill_a:
+        head = f"{name} spills more on {nb}"
+    elif spill_b < spill_a:
+        head = f"{name} spills less on {nb}"
+    elif parts:
+        head = f"{name} changes on {nb}"
+    else:
+        head = f"{name}: same resources on {na} and {nb}"
+    text = head + (": " + ", ".join(parts) if parts else "")
+    mix = mix_sentence(k)
+    return text + (f"; {mix}" if mix else "")
+
+
+def severity(k: dict) -> int:
+    """Rank kernels for the headline: spill growth first, then any resource change."""
+    a, b = metrics(k, "a"), metrics(k, "b")
+    if not (a and b):
+        return 1
+    grow = sum((b.get(x) or 0) - (a.get(x) or 0) for x in ("stack_bytes", "spill_store_bytes", "spill_load_bytes"))
+    if grow > 0:
+        return 4
+    if grow < 0:
+        return 3
+    if a.get("registers") != b.get("registers"):
+        return 2
+    return 0
+
+
+def headline(c: dict) -> str:
+    """The one-line summary of the whole comparison."""
+    errs = side_errors(c)
+    if errs:
+        return "; ".join(f"side {s.upper()} ({side_name(c, s)}) failed: {e}" for s, e in errs)
+    ks = kernels(c)
+    if not ks:
+        return f"no kernels found in {side_name(c, 'a')} or {side_name(c, 'b')}"
+    ranked = sorted(ks, key=lambda k: -severity(k))
+    top = ranked[0]
+    text = kernel_sentence(c, top)
+    rest = [k for k in ranked[1:]]
+    if rest:
+        same = [k for k in rest if severity(k) == 0]
+        other = [k for k in rest if severity(k) != 0]
+        extra = []
+        if other:
+            extra.append(f"{len(other)} other kernel(s) changed")
+        if same:
+            extra.append(f"{len(same)} other kernel(s) unchanged")
+        text += " (" + ", ".join(extra) + ")"
+    return text
+
+
+# ---------------------------------------------------------------- environment
+
+
+def host_rows(c: dict) -> list[tuple[str, str]]:
+    """``(what, value)`` rows about the machine and the target."""
+    host = c.get("host") or {}
+    gpu = host.get("gpu")
+    bgpu = bench_gpu(c)
+    if isinstance(gpu, dict) and gpu:
+        gtext = " ".join(str(x) for x in (gpu.get("name"), f"({gpu['arch']})" if gpu.get("arch") else None) if x)
+    elif isinstance(gpu, str) and gpu:
+        gtext = gpu
+    elif bgpu.get("name"):
+        gtext = str(bgpu.get("name"))
+    else:
+        gtext = "none (compile-only)"
+    driver = host.get("driver") or (gpu.get("driver") if isinstance(gpu, dict) else None) or bgpu.get("driver")
+    rows = [("GPU", gtext), ("Driver", str(driver) if driver else "-")]
+    for key, label in (("torch", "torch"), ("python", "Python"), ("platform", "Platform"), ("cutediff", "cutediff")):
+        if host.get(key):
+            rows.append((label, str(host[key])))
+    prof = c.get("profile") or {}
+    target = str(c.get("arch") or prof.get("arch") or "-")
+    extra = [str(prof["name"])] if prof.get("name") else []
+    if prof.get("num_sms"):
+        extra.append(f"{prof['num_sms']} SMs")
+    rows.append(("Target", target + (f" ({', '.join(extra)})" if extra else "")))
+    rec = c.get("recipe") or {}
+    if rec.get("name"):
+        params = rec.get("params") or {}
+        ptxt = ", ".join(f"{k}={_param(v)}" for k, v in params.items() if v is not None)
+        rows.append(("Recipe", str(rec["name"]) + (f" ({ptxt})" if ptxt else "")))
+    return rows
+
+
+def _param(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return ",".join(str(x) for x in v)
+    return str(v)
+
+
+def _pin_names(sd: dict) -> list[str]:
+    out = []
+    for p in sd.get("pins") or []:
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)", str(p))
+        if m:
+            out.append(re.sub(r"[-_.]+", "-", m.group(1)).lower())
+    return out
+
+
+def package_rows(c: dict) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """``(main rows, other rows)`` of ``(package, A version, B version)``.
+
+    Main rows: the DSL, its CUDA flavour and every package pinned on either side; other rows: the
+    rest of each side's locked environment (``sides.x.versions``).
+    """
+    va = side(c, "a").get("versions") or {}
+    vb = side(c, "b").get("versions") or {}
+    main_names: list[str] = []
+    for n in [DSL_PACKAGE, *_pin_names(side(c, "a")), *_pin_names(side(c, "b"))]:
+        if n not in main_names:
+            main_names.append(n)
+    rows_main: list[tuple[str, str, str]] = []
+    sa, sb = side(c, "a"), side(c, "b")
+    if DSL_PACKAGE not in va and DSL_PACKAGE not in vb and (sa.get("dsl") or sb.get("dsl")):
+        rows_main.append((DSL_PACKAGE if (is_version(sa.get("dsl")) or is_version(sb.get("dsl"))) else "artifacts",
+                          str(sa.get("dsl") or "-"), str(sb.get("dsl") or "-")))
+    for n in main_names:
+        if n in va or n in vb:
+            rows_main.append((n, str(va.get(n, "-")), str(vb.get(n, "-"))))
+        elif n != DSL_PACKAGE:
+            pa = _pin_of(sa, n)
+            pb = _pin_of(sb, n)
+            if pa or pb:
+                rows_main.append((n, pa or "-", pb or "-"))
+    if (sa.get("cuda") or sb.get("cuda")) and (is_version(sa.get("dsl")) or is_version(sb.get("dsl"))):
+        cu = (CUDA_ROW, f"cu{sa['cuda']}" if sa.get("cuda") else "-", f"cu{sb['cuda']}" if sb.get("cuda") else "-")
+        rows_main.insert(1 if rows_main else 0, cu)
+    shown = {r[0] for r in rows_main}
+    rest = sorted((set(va) | set(vb)) - shown)
+    rows_other = [(n, str(va.get(n, "-")), str(vb.get(n, "-"))) for n in rest]
+    return rows_main, rows_other
+
+
+def _pin_of(sd: dict, name: str) -> str | None:
+    for p in sd.get("pins") or []:
+        p = str(p)
+        if re.sub(r"[-_.]+", "-", re.split(r"[=<>!~@\[]", p, maxsplit=1)[0]).lower() == name:
+            return p.split("==", 1)[1] if "==" in p else p
+    return None
+
+
+def side_notes(c: dict) -> list[tuple[str, str]]:
+    """``(sides, text)`` for shims, notes and repairs the builds needed; ``sides`` is "A", "B" or "A and B"."""
+    out: list[tuple[str, str]] = []
+    for key, what in (("shims", "shim"), ("notes", "note"), ("repaired", "repaired")):
+        items = {s: [str(x) for x in side(c, s).get(key) or []] for s in SIDES}
+        seen: list[str] = []
+        for s in SIDES:
+            for item in items[s]:
+                if item in seen:
+                    continue
+                seen.append(item)
+                both = all(item in items[t] for t in SIDES)
+                out.append(("A and B" if both else s.upper(), f"{what}: {item}"))
+    return out
+
+
+# ---------------------------------------------------------------- reproduce
+
+
+def pip_command(c: dict, s: str) -> str | None:
+    """``pip install 'nvidia-cutlass-dsl[cu13]==4.8.0' flash-attn-4==4.0.0b16 …`` for a side."""
+    sd = side(c, s)
+    dsl = sd.get("dsl")
+    if not is_version(dsl):
+        return None
+    cuda = sd.get("cuda")
+    reqs = [f"{DSL_PACKAGE}[cu{cuda}]=={dsl}" if cuda else f"{DSL_PACKAGE}=={dsl}"]
+    local = []
+    for p in sd.get("pins") or []:
+        p = str(p)
+        if "@/" in p or "@~" in p or "@." in p:
+            local.append(p)
+        else:
+            reqs.append(p)
+    cmd = "pip install " + " ".join(shlex.quote(r) for r in reqs)
+    if local:
+        cmd += "  # plus local source: " + ", ".join(local)
+    return cmd
+
+
+def exact_pip_command(c: dict, s: str) -> str | None:
+    """Every package of the side's locked environment, pinned (torch is the host's, left out)."""
+    versions = side(c, s).get("versions") or {}
+    if not versions:
+        return None
+    cuda = side(c, s).get("cuda")
+    reqs = []
+    for n in sorted(versions):
+        if n == "torch":
+            continue
+        name = f"{n}[cu{cuda}]" if (n == DSL_PACKAGE and cuda) else n
+        reqs.append(f"{name}=={versions[n]}")
+    return "pip install --no-deps " + " ".join(shlex.quote(r) for r in reqs) if reqs else None
+
+
+def cutediff_command(c: dict) -> str:
+    """The cutediff command that made (or re-makes) this comparison."""
+    cmd = str(c.get("command") or "").strip()
+    if cmd:
+        return cmd
+    sa, sb = side(c, "a"), side(c, "b")
+    rec = (c.get("recipe") or {}).get("name")
+    if rec == "artifacts" or not (is_version(sa.get("dsl")) and is_version(sb.get("dsl"))):
+        return "cutediff diff " + " ".join(shlex.quote(str(x.get("label") or x.get("dsl") or "?")) for x in (sa, sb))
+
+    def spec(sd: dict) -> str:
+        return ",".join([str(sd["dsl"]), *[str(p) for p in sd.get("pins") or []]])
+
+    parts = ["cutediff", "compare", shlex.quote(spec(sa)), shlex.quote(spec(sb))]
+    if rec:
+        parts += ["--kernel", shlex.quote(str(rec))]
+    if c.get("arch"):
+        parts += ["--arch", str(c["arch"])]
+    prof = c.get("profile") or {}
+    if prof.get("num_sms"):
+        parts += ["--num-sms", str(prof["num_sms"])]
+    for k, v in ((c.get("recipe") or {}).get("params") or {}).items():
+        parts += ["--param", shlex.quote(f"{k}={_param(v)}")]
+    return " ".join(parts)
+
+
+# ---------------------------------------------------------------- spill sites
+
+
+@dataclass
+class SpillLine:
+    """Spill instructions of one source line on both sides."""
+
+    file: str | None
+    line: int | None
+    stores: dict = field(default_factory=lambda: {"a": 0, "b": 0})
+    loads: dict = field(default_factory=lambda: {"a": 0, "b": 0})
+    store_bytes: dict = field(default_factory=lambda: {"a": 0, "b": 0})
+    load_bytes: dict = field(default_factory=lambda: {"a": 0, "b": 0})
+    loop_depth: int = 0
+    inline: str = ""
+    source: str = ""
+
+    @property
+    def where(self) -> str:
+        if not self.file:
+            return "(no line info)"
+        return f"{short_path(self.file)}:{self.line}" if self.line is not None else short_path(self.file)
+
+    def total(self, s: str) -> int:
+        return self.store_bytes[s] + self.load_bytes[s]
+
+
+def _loop_depth(site: dict) -> int:
+    lp = site.get("loop")
+    if isinstance(lp, dict):
+        return int(lp.get("depth") or 0)
+    if isinstance(site.get("loop_depth"), int):
+        return site["loop_depth"]
+    return 0
+
+
+def spill_lines(k: dict) -> list[SpillLine]:
+    """Spill sites of both sides grouped by source line, most bytes on B first."""
+    groups: dict[tuple, SpillLine] = {}
+    for s in SIDES:
+        for site in metrics(k, s).get("spill_sites") or []:
+            if not isinstance(site, dict):
+                continue
+            key = (site.get("file"), site.get("line"))
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = SpillLine(site.get("file"), site.get("line"))
+            width = int(site.get("width_bytes") or 0)
+            kind = str(site.get("kind") or ("store" if str(site.get("opcode", "")).startswith("ST") else "load"))
+            if kind == "store":
+                g.stores[s] += 1
+                g.store_bytes[s] += width
+            else:
+                g.loads[s] += 1
+                g.load_bytes[s] += width
+            g.loop_depth = max(g.loop_depth, _loop_depth(site))
+            chain = site.get("inline_chain") or site.get("inlined_at")
+            if chain and not g.inline and isinstance(chain, list) and chain:
+                first = chain[0]
+                if isinstance(first, (list, tuple)) and len(first) >= 2:
+                    g.inline = f"{short_path(str(first[0]))}:{first[1]}"
+            src = site.get("source") or site.get("source_text")
+            if src and not g.source:
+                g.source = str(src).strip()
+    out = list(groups.values())
+    sources = {**(metrics(k, "a").get("sources") or {}), **(metrics(k, "b").get("sources") or {})}
+    for g in out:
+        if not g.source and g.file:
+            g.source = source_line(str(sources.get(g.file) or g.file), g.line)
+    out.sort(key=lambda g: (-g.total("b"), -g.total("a"), g.file is None, str(g.file), g.line or 0))
+    return out
+
+
+@lru_cache(maxsize=64)
+def _file_lines(path: str) -> tuple[str, ...]:
+    try:
+        p = Path(path)
+        if not p.is_absolute() or not p.is_file() or p.stat().st_size > 4_000_000:
+            return ()
+        return tuple(p.read_text(errors="replace").splitlines())
+    except OSError:
+        return ()
+
+
+def source_line(file: str | None, line: int | None) -> str:
+    """The text of a source line when the file is on this machine (absolute paths only), else ``""``."""
+    if not file or not line:
+        return ""
+    lines = _file_lines(file)
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+# ---------------------------------------------------------------- remarks, cross-check, bench
+
+
+def remark_rows(k: dict) -> list[tuple[str, dict]]:
+    return [(s, r) for s in SIDES for r in (metrics(k, s).get("remarks") or []) if isinstance(r, dict)]
+
+
+def remark_where(r: dict) -> str:
+    if not r.get("file"):
+        return "-"
+    where = short_path(str(r["file"]))
+    if r.get("line") is not None:
+        where += f":{r['line']}"
+        if r.get("column") is not None:
+            where += f":{r['column']}"
+    return where
+
+
+CROSSCHECK_HEADER = ("PTX of", ".version", "ptxas", "registers", "stack", "spill stores", "spill loads", "note")
+
+
+def crosscheck_rows(entry: dict) -> list[tuple[str, ...]]:
+    """Rows of :data:`CROSSCHECK_HEADER`, one per (side, ptxas) cell."""
+    rows = []
+    for cell in entry.get("matrix") or []:
+        if not isinstance(cell, dict):
+            continue
+        note = cell.get("error") or ""
+        if not note and cell.get("rewritten_from"):
+            note = f".version {cell['rewritten_from']} rewritten down for ptxas {cell.get('ptxas_version') or '?'}"
+        side_txt = str(cell.get("side") or "")
+        if side_txt in M_SIDES_LOWER:
+            side_txt = side_txt.upper()
+        rows.append((side_txt, str(cell.get("ptx_version") or "-"), str(cell.get("ptxas_version") or "-"),
+                     num(cell.get("registers")), num(cell.get("stack")), num(cell.get("spill_stores")),
+                     num(cell.get("spill_loads")), str(note)))
+    return rows
+
+
+def crosscheck(c: dict) -> dict:
+    cc = c.get("crosscheck")
+    return {str(k): v for k, v in cc.items() if isinstance(v, dict)} if isinstance(cc, dict) else {}
+
+
+def bench_shapes(c: dict) -> list[dict]:
+    b = c.get("bench")
+    if not isinstance(b, dict):
+        return []
+    return [x for x in b.get("shapes") or [] if isinstance(x, dict)]
+
+
+def shape_label(shape: Any) -> str:
+    if isinstance(shape, dict) and shape.get("label"):
+        return str(shape["label"])
+    if isinstance(shape, dict):
+        return ", ".join(f"{k}={_param(v)}" for k, v in shape.items())
+    if isinstance(shape, (list, tuple)):
+        return "×".join(str(x) for x in shape)
+    return str(shape)
+
+
+def bench_ratio(row: dict) -> float | None:
+    """B time / A time (above 1: B is slower): the row's ``ratio``, else from the two medians."""
+    r = row.get("ratio")
+    if isinstance(r, (int, float)) and not isinstance(r, bool):
+        return float(r)
+    a, b = row.get("a") or {}, row.get("b") or {}
+    ma, mb = a.get("median_ms"), b.get("median_ms")
+    if isinstance(ma, (int, float)) and isinstance(mb, (int, float)) and ma > 0:
+        return mb / ma
+    return None
+
+
+def bench_samples(row: dict, s: str) -> list[float]:
+    sm = row.get("samples")
+    vals = sm.get(s) if isinstance(sm, dict) else None
+    return [float(x) for x in vals if isinstance(x, (int, float))] if isinstance(vals, list) else []
+
+
+def bench_gpu(c: dict) -> dict:
+    b = c.get("bench") if isinstance(c.get("bench"), dict) else {}
+    out: dict = {}
+    for key in ("gpu", "gpu_before"):
+        if isinstance(b.get(key), dict):
+            out.update({k: v for k, v in b[key].items() if v not in (None, "")})
+    return out
+
+
+def timing_text(stats: dict) -> str:
+    """``1.234 ms (IQR 0.012, n=200)``."""
+    if not isinstance(stats, dict) or not isinstance(stats.get("median_ms"), (int, float)):
+        return "-"
+    t = f"{stats['median_ms']:.3f} ms"
+    extra = []
+    if isinstance(stats.get("iqr_ms"), (int, float)):
+        extra.append(f"IQR {stats['iqr_ms']:.3f}")
+    if stats.get("n"):
+        extra.append(f"n={stats['n']}")
+    return t + (f" ({', '.join(extra)})" if extra else "")
+
+
+def bench_gpu_text(c: dict) -> str:
+    """``NVIDIA B300 (sm_103a), driver 580.82, SM clock 1965 MHz, 41 °C, 310 W`` from the bench."""
+    g = bench_gpu(c)
+    if not g:
+        return ""
+    head = str(g.get("name") or "GPU") + (f" ({g['arch']})" if g.get("arch") else "")
+    parts = [head]
+    for key, fmt in (("driver", "driver {}"), ("sm_clock_mhz", "SM clock {} MHz"), ("mem_clock_mhz", "memory clock {} MHz"),
+                     ("temperature_c", "{} °C"), ("power_w", "{} W")):
+        if g.get(key) not in (None, ""):
+            parts.append(fmt.format(num(g[key]) if isinstance(g[key], float) else g[key]))
+    return ", ".join(parts)
+
+
+def ci_text(row: dict) -> str:
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+        return f"{lo:.3f}–{hi:.3f}"
+    return "-"
+
+
+# ---------------------------------------------------------------- pressure, alignment, line info
+
+
+def pressure_curve(m: dict) -> list[float]:
+    """A side's down-sampled live-GPR curve, whatever key the pressure summary uses for it."""
+    p = m.get("pressure")
+    if isinstance(p, list):
+        return [float(x) for x in p if isinstance(x, (int, float))]
+    if not isinstance(p, dict):
+        return []
+    for key in ("curve", "gpr_curve", "gpr", "live", "curve_gpr"):
+        v = p.get(key)
+        if isinstance(v, dict):
+            v = v.get("gpr") or v.get("values")
+        if isinstance(v, list) and v and all(isinstance(x, (int, float)) or x is None for x in v):
+            return [float(x or 0) for x in v]
+    curves = p.get("curves")
+    if isinstance(curves, dict):
+        v = curves.get("gpr")
+        if isinstance(v, list):
+            return [float(x or 0) for x in v]
+    return []
+
+
+def pressure_peak(m: dict) -> tuple[Any, str]:
+    """``(peak live GPRs, where)`` from the pressure summary, ``(None, "")`` when absent."""
+    p = m.get("pressure")
+    if not isinstance(p, dict):
+        return None, ""
+    peaks = p.get("peaks") or {}
+    pk = peaks.get("gpr") if isinstance(peaks, dict) else None
+    if isinstance(pk, dict):
+        where = ""
+        if pk.get("file"):
+            where = f"{short_path(pk['file'])}:{pk.get('line')}"
+        return pk.get("value"), where
+    for key in ("peak_gpr", "peak", "max_gpr", "max"):
+        if isinstance(p.get(key), (int, float)):
+            return p[key], ""
+    curve = pressure_curve(m)
+    return (int(max(curve)) if curve else None), ""
+
+
+def alignment_text(k: dict) -> str:
+    """``3549 of 11002 SASS instructions (A + B) align …`` for SASS and PTX, when aligned."""
+    parts = []
+    for key, what in (("alignment", "SASS"), ("ptx_alignment", "PTX")):
+        al = k.get(key)
+        if not isinstance(al, dict):
+            continue
+        matched, total = al.get("matched"), al.get("total")
+        pct = al.get("match_pct")
+        if isinstance(matched, int) and isinstance(total, int) and total:
+            pct = pct if isinstance(pct, (int, float)) else 100.0 * matched / total
+            parts.append(f"{what} {matched} of {total} instructions ({pct:.1f}%)")
+        elif isinstance(pct, (int, float)):
+            parts.append(f"{what} {pct:.1f}% of instructions")
+    return ("aligned under register renaming: " + "; ".join(parts)) if parts else ""
+
+
+def alignment_hunks(k: dict, top: int = 10) -> list[dict]:
+    """The costliest differing stretches of the SASS alignment (``kind``, ranges, ``summary``)."""
+    al = k.get("alignment")
+    hunks = al.get("hunks") if isinstance(al, dict) else None
+    if not isinstance(hunks, list):
+        return []
+    good = [h for h in hunks if isinstance(h, dict)]
+    good.sort(key=lambda h: -(h.get("cost") or 0) if isinstance(h.get("cost"), (int, float)) else 0)
+    return good[:top]
+
+
+def range_text(r: Any) -> str:
+    """A half-open instruction index range ``[lo, hi)`` as ``lo–hi-1``; ``-`` when empty."""
+    if isinstance(r, (list, tuple)) and len(r) == 2 and all(isinstance(x, int) for x in r):
+        lo, hi = r
+        if hi <= lo:
+            return "-"
+        return str(lo) if hi == lo + 1 else f"{lo}–{hi - 1}"
+    return "-" if r is None else str(r)
+
+
+def lineinfo_notes(k: dict) -> list[str]:
+    out = []
+    for s in SIDES:
+        li = metrics(k, s).get("lineinfo")
+        if isinstance(li, dict) and li.get("perturbed"):
+            r = li.get("resources") or {}
+            out.append(f"side {s.upper()}: the line-info build uses different resources "
+                       f"(registers {num(r.get('registers'))}, stack {num(r.get('stack_bytes'))} B); "
+                       "source lines come from that build")
+    return out
