@@ -11,7 +11,10 @@ Each instruction gets three keys:
 
 The sequences of level-1 keys are interned to integers and aligned with rapidfuzz's
 bit-parallel LCS (``Indel.opcodes``), so ``matched`` is exactly the LCS of the two
-normalised sequences. Each gap between matched runs is refined: an LCS on level-2 keys
+normalised sequences (after trimming the common prefix and suffix). Inputs with more than
+:data:`MAX_CELLS` ``len(A) * len(B)`` cells (about 8k x 8k instructions) are first cut at
+patience anchors (keys unique on both sides), or proportionally where there are none, so
+memory stays bounded; ``matched`` is then a near-LCS. Each gap between matched runs is refined: an LCS on level-2 keys
 pairs instructions that differ only in immediates (``immediate``), then an LCS on base
 opcodes pairs the remaining instructions of the same opcode (``opcode``: the instruction
 changed - modifiers or operand form); the rest are ``deleted`` / ``inserted``. Finally,
@@ -24,13 +27,14 @@ Row kinds: ``same`` (identical text), ``regalloc`` (equal after register renamin
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from rapidfuzz.distance import Indel
 
+from cutediff_tui.core.analysis._util import gc_paused
 from cutediff_tui.core.analysis.classes import OpcodeClasses, default_classes
 
 __all__ = [
@@ -57,7 +61,7 @@ _SASS_LABEL_RE = re.compile(r"\.L_x_\d+")
 _REUSE_RE = re.compile(r"\.reuse\b")
 _PTX_REG_RE = re.compile(r"(%[a-z]+)\d+\b")
 _PTX_LABEL_RE = re.compile(r"\$L__BB\d+_\d+")
-_PTX_PARAM_RE = re.compile(r"\b[\w$]+(?=_param_\d+\b)")
+_PTX_PARAM_RE = re.compile(r"[\w$]*[A-Za-z$]_param_(?=\d)")
 _IMM_RE = re.compile(r"(?<![\w.])-?(?:0x[0-9a-fA-F]+|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?![\w.])")
 _HEX_RE = re.compile(r"-?0x[0-9a-fA-F]+")
 _INDIRECT_BRANCHES = frozenset(("BRX", "BRXU", "JMX", "JMXU"))
@@ -142,13 +146,7 @@ class Alignment:
 
 # --------------------------------------------------------------------------- keys
 
-def normalize_sass(instrs: Sequence) -> tuple[list[str], list[str], list[str]]:
-    """Return (raw, level-1, level-2) keys for SASS instructions.
-
-    Only the guard and operands are rewritten (the opcode is kept verbatim, so
-    ``LOP3``/``IADD3`` never look like registers); regexes run once over the joined
-    operand text rather than once per instruction.
-    """
+def _level1_sass(instrs: Sequence) -> tuple[list[str], list[str]]:
     raw = [i.text for i in instrs]
     ops = []
     for i in instrs:
@@ -161,25 +159,51 @@ def normalize_sass(instrs: Sequence) -> tuple[list[str], list[str], list[str]]:
         blob = _REUSE_RE.sub("", blob)
     blob = "".join(_SASS_REG_RE.split(blob))
     blob = _SASS_LABEL_RE.sub(".L_x_", blob)
-    opc = [i.opcode for i in instrs]
-    k1 = [f"{a} {b}" for a, b in zip(opc, blob.split("\n"))]
-    k2 = [f"{a} {b}" for a, b in zip(opc, _IMM_RE.sub("IMM", blob).split("\n"))]
-    return raw, k1, k2
+    k1 = [f"{i.opcode} {b}" for i, b in zip(instrs, blob.split("\n"))]
+    return raw, k1
 
 
-def normalize_ptx(instrs: Sequence) -> tuple[list[str], list[str], list[str]]:
-    """Return (raw, level-1, level-2) keys for PTX instructions."""
+def _level1_ptx(instrs: Sequence, entry_name: str | None) -> tuple[list[str], list[str]]:
     raw = [i.text for i in instrs]
-    ops = [f"{i.pred} {i.operands}" if i.pred else i.operands for i in instrs]
-    blob = "\n".join(ops)
+    blob = "\n".join([f"{i.pred} {i.operands}" if i.pred else i.operands for i in instrs])
+    if "_param_" in blob:
+        if entry_name:
+            blob = blob.replace(entry_name + "_param_", "param_")
+        if "_param_" in blob:
+            blob = _PTX_PARAM_RE.sub("param_", blob)
     blob = "".join(_PTX_REG_RE.split(blob))
     blob = _PTX_LABEL_RE.sub("$L__BB", blob)
-    if "_param_" in blob:
-        blob = _PTX_PARAM_RE.sub("", blob)
-    opc = [i.opcode for i in instrs]
-    k1 = [f"{a} {b}" for a, b in zip(opc, blob.split("\n"))]
-    k2 = [f"{a} {b}" for a, b in zip(opc, _IMM_RE.sub("IMM", blob).split("\n"))]
-    return raw, k1, k2
+    k1 = [f"{i.opcode} {b}" for i, b in zip(instrs, blob.split("\n"))]
+    return raw, k1
+
+
+def _level2(k1: list[str], idx: Sequence[int] | None = None) -> list[str]:
+    """Level-2 keys (immediates -> IMM) of ``k1`` (only at ``idx`` when given)."""
+    src = k1 if idx is None else [k1[i] for i in idx]
+    if not src:
+        return []
+    return _IMM_RE.sub("IMM", "\n".join(src)).split("\n")
+
+
+def normalize_sass(instrs: Sequence) -> tuple[list[str], list[str], list[str]]:
+    """Return (raw, level-1, level-2) keys for SASS instructions.
+
+    Only the guard and operands are rewritten (the opcode is kept verbatim, so
+    ``LOP3``/``IADD3`` never look like registers); regexes run once over the joined
+    operand text rather than once per instruction.
+    """
+    raw, k1 = _level1_sass(instrs)
+    return raw, k1, _level2(k1)
+
+
+def normalize_ptx(instrs: Sequence, entry_name: str | None = None) -> tuple[list[str], list[str], list[str]]:
+    """Return (raw, level-1, level-2) keys for PTX instructions.
+
+    Parameter symbols (``<entry>_param_3``) become ``param_3`` so entries with different
+    names still align; pass ``entry_name`` for the fast path.
+    """
+    raw, k1 = _level1_ptx(instrs, entry_name)
+    return raw, k1, _level2(k1)
 
 
 def _intern(a: list[str], b: list[str]) -> tuple[list[int], list[int]]:
@@ -192,14 +216,101 @@ def _intern(a: list[str], b: list[str]) -> tuple[list[int], list[int]]:
 
 # --------------------------------------------------------------------------- core
 
+#: Above this many cells (len(a) * len(b)) a gap is split before the exact LCS, so
+#: memory stays bounded (rapidfuzz keeps an n*m/64-word bit matrix for opcodes).
+MAX_CELLS = 64_000_000
+
+
+def _unique_anchors(a: list, b: list, i0: int, i1: int, j0: int, j1: int) -> list[tuple[int, int]]:
+    """Patience anchors: keys unique in both ranges, longest increasing run of positions."""
+    ca: dict = {}
+    for i in range(i0, i1):
+        k = a[i]
+        ca[k] = -1 if k in ca else i
+    cb: dict = {}
+    for j in range(j0, j1):
+        k = b[j]
+        cb[k] = -1 if k in cb else j
+    pairs = [(ia, cb[k]) for k, ia in ca.items() if ia >= 0 and cb.get(k, -1) >= 0]
+    if not pairs:
+        return []
+    pairs.sort()
+    # longest increasing subsequence on the B positions (patience sorting)
+    tails: list[int] = []
+    tails_idx: list[int] = []
+    prev = [-1] * len(pairs)
+    for n, (_, jb) in enumerate(pairs):
+        k = bisect.bisect_left(tails, jb)
+        if k == len(tails):
+            tails.append(jb)
+            tails_idx.append(n)
+        else:
+            tails[k] = jb
+            tails_idx[k] = n
+        prev[n] = tails_idx[k - 1] if k > 0 else -1
+    out = []
+    n = tails_idx[-1] if tails_idx else -1
+    while n >= 0:
+        out.append(pairs[n])
+        n = prev[n]
+    out.reverse()
+    return out
+
+
+def _match_blocks(a: list, b: list, i0: int, i1: int, j0: int, j1: int, out: list) -> None:
+    """Append matched runs ``(i, j, length)`` of an LCS of a[i0:i1] and b[j0:j1], in order.
+
+    Exact (rapidfuzz bit-parallel LCS) when the range has at most :data:`MAX_CELLS`
+    cells; larger ranges are first split at patience anchors (keys unique on both
+    sides), and, without anchors, proportionally.
+    """
+    # common prefix / suffix
+    p = 0
+    while i0 + p < i1 and j0 + p < j1 and a[i0 + p] == b[j0 + p]:
+        p += 1
+    if p:
+        out.append((i0, j0, p))
+        i0 += p
+        j0 += p
+    q = 0
+    while i1 - q > i0 and j1 - q > j0 and a[i1 - q - 1] == b[j1 - q - 1]:
+        q += 1
+    tail = (i1 - q, j1 - q, q) if q else None
+    i1 -= q
+    j1 -= q
+    n, m = i1 - i0, j1 - j0
+    if n and m:
+        if n * m <= MAX_CELLS:
+            for op in Indel.opcodes(a[i0:i1], b[j0:j1]):
+                if op.tag == "equal":
+                    out.append((i0 + op.src_start, j0 + op.dest_start, op.src_end - op.src_start))
+        else:
+            anchors = _unique_anchors(a, b, i0, i1, j0, j1)
+            if anchors:
+                pi, pj = i0, j0
+                for ia, jb in anchors:
+                    _match_blocks(a, b, pi, ia, pj, jb, out)
+                    out.append((ia, jb, 1))
+                    pi, pj = ia + 1, jb + 1
+                _match_blocks(a, b, pi, i1, pj, j1, out)
+            else:
+                mid = i0 + n // 2
+                jm = j0 + (m * (mid - i0)) // n
+                _match_blocks(a, b, i0, mid, j0, jm, out)
+                _match_blocks(a, b, mid, i1, jm, j1, out)
+    if tail:
+        out.append(tail)
+
+
 def _lcs_pairs(a: list, b: list) -> list[tuple[int, int]]:
-    """Matched index pairs of an LCS between two short sequences."""
+    """Matched index pairs of an LCS between two sequences."""
     if not a or not b:
         return []
+    blocks: list = []
+    _match_blocks(a, b, 0, len(a), 0, len(b), blocks)
     out = []
-    for op in Indel.opcodes(a, b):
-        if op.tag == "equal":
-            out.extend(zip(range(op.src_start, op.src_end), range(op.dest_start, op.dest_end)))
+    for i, j, k in blocks:
+        out.extend(zip(range(i, i + k), range(j, j + k)))
     return out
 
 
@@ -261,32 +372,54 @@ def _mark_moves(rows: list, a1: list[int], b1: list[int]) -> None:
         return
     sep = "\U0010ffff"
 
-    def enc(ids: list[int]) -> str:
-        return "".join(chr(x % 0x10FFFF) for x in ids)
+    def enc(ids) -> str:
+        return "".join([chr(x % 0x10FFFF) for x in ids])
 
-    blob_parts = []
-    where: list[tuple[int, int]] = []  # (blob offset, row start) per inserted run
+    ins_txt = [enc([b1[rows[k].b_index] for k in range(s, e)]) for s, e in inss]
+    del_txt = [enc([a1[rows[k].a_index] for k in range(s, e)]) for s, e in dels]
+
+    def pair(ds: int, first_ins_row: int, n: int) -> None:
+        for k in range(n):
+            da, ib = ds + k, first_ins_row + k
+            rows[da].kind = rows[ib].kind = "moved"
+            rows[da].partner = ib
+            rows[ib].partner = da
+
+    # 1) whole runs that reappear whole
+    by_text: dict[str, list[int]] = {}
+    for n, t in enumerate(ins_txt):
+        by_text.setdefault(t, []).append(n)
+    used_ins: set[int] = set()
+    pending = []
+    for n, t in enumerate(del_txt):
+        cands = by_text.get(t)
+        if cands:
+            k = cands.pop(0)
+            used_ins.add(k)
+            pair(dels[n][0], inss[k][0], len(t))
+        else:
+            pending.append(n)
+    # 2) a deleted run found inside a longer inserted run (bounded work)
+    free = [k for k in range(len(inss)) if k not in used_ins]
+    if not pending or not free:
+        return
+    blob = sep.join(ins_txt[k] for k in free)
+    if len(blob) * len(pending) > 20_000_000:
+        return
+    starts = []
     off = 0
-    for s, e in inss:
-        t = enc([b1[rows[k].b_index] for k in range(s, e)])
-        where.append((off, s))
-        blob_parts.append(t)
-        off += len(t) + 1
-    blob = sep.join(blob_parts)
-    for s, e in sorted(dels, key=lambda r: r[0] - r[1]):
-        pat = enc([a1[rows[k].a_index] for k in range(s, e)])
+    for k in free:
+        starts.append((off, inss[k][0]))
+        off += len(ins_txt[k]) + 1
+    offs = [o for o, _ in starts]
+    for n in sorted(pending, key=lambda x: -len(del_txt[x])):
+        pat = del_txt[n]
         pos = blob.find(pat)
         if pos < 0:
             continue
-        # map blob position to the inserted rows
-        run_off, run_start = max((w for w in where if w[0] <= pos), key=lambda w: w[0])
-        first = run_start + (pos - run_off)
-        for k in range(e - s):
-            da, ib = s + k, first + k
-            rows[da].kind = "moved"
-            rows[ib].kind = "moved"
-            rows[da].partner = ib
-            rows[ib].partner = da
+        w = bisect.bisect_right(offs, pos) - 1
+        run_off, run_row = starts[w]
+        pair(dels[n][0], run_row + (pos - run_off), len(pat))
         blob = blob[:pos] + sep * len(pat) + blob[pos + len(pat):]
 
 
@@ -350,26 +483,45 @@ def _summary(rows: list, kinds: dict, a_base: list, b_base: list, a_cls: list, b
     return ", ".join(parts)
 
 
-def _align(a_raw, b_raw, a_k1, b_k1, a_k2, b_k2, a_pair, b_pair, a_base, b_base, a_cls, b_cls,
+def _align(a_raw, b_raw, a_k1, b_k1, a_pair, b_pair, a_base, b_base, a_cls, b_cls,
            table: OpcodeClasses) -> Alignment:
     a1, b1 = _intern(a_k1, b_k1)
-    a2, b2 = _intern(a_k2, b_k2)
     ab, bb = _intern(a_pair, b_pair)
-    rows: list[Row] = []
-    append = rows.append
+    na, nb = len(a1), len(b1)
+    blocks: list = []
+    _match_blocks(a1, b1, 0, na, 0, nb, blocks)
+    # gaps between matched runs; level-2 keys are only needed inside them
+    gaps: list[tuple[int, int, int, int]] = []
     gi = gj = 0
-    for op in Indel.opcodes(a1, b1):
-        if op.tag != "equal":
-            continue
-        if op.src_start > gi or op.dest_start > gj:
-            _refine(rows, gi, op.src_start, gj, op.dest_start, a2, b2, ab, bb)
-        j = op.dest_start
-        for i in range(op.src_start, op.src_end):
-            append(Row(i, j, "same" if a_raw[i] == b_raw[j] else "regalloc"))
-            j += 1
-        gi, gj = op.src_end, op.dest_end
-    if gi < len(a1) or gj < len(b1):
-        _refine(rows, gi, len(a1), gj, len(b1), a2, b2, ab, bb)
+    for bi0, bj0, blen in blocks:
+        if bi0 > gi or bj0 > gj:
+            gaps.append((gi, bi0, gj, bj0))
+        gi, gj = bi0 + blen, bj0 + blen
+    if gi < na or gj < nb:
+        gaps.append((gi, na, gj, nb))
+    a_idx = [i for g in gaps if g[2] < g[3] for i in range(g[0], g[1])]
+    b_idx = [j for g in gaps if g[0] < g[1] for j in range(g[2], g[3])]
+    a2 = [0] * na
+    b2 = [0] * nb
+    d2: dict[str, int] = {}
+    sd = d2.setdefault
+    for i, k in zip(a_idx, _level2(a_k1, a_idx)):
+        a2[i] = sd(k, len(d2) + 1)
+    for j, k in zip(b_idx, _level2(b_k1, b_idx)):
+        b2[j] = sd(k, len(d2) + 1)
+
+    rows: list[Row] = []
+    g = 0
+    for bi0, bj0, blen in blocks:
+        while g < len(gaps) and gaps[g][1] <= bi0 and gaps[g][3] <= bj0:
+            _refine(rows, *gaps[g], a2, b2, ab, bb)
+            g += 1
+        ra = range(bi0, bi0 + blen)
+        rb = range(bj0, bj0 + blen)
+        rows.extend(map(Row, ra, rb, ["same" if a_raw[i] == b_raw[j] else "regalloc" for i, j in zip(ra, rb)]))
+    while g < len(gaps):
+        _refine(rows, *gaps[g], a2, b2, ab, bb)
+        g += 1
     _mark_moves(rows, a1, b1)
 
     cw = {c: table.weight(c) for c in set(a_cls) | set(b_cls)}
@@ -438,13 +590,14 @@ def align_sass(a, b, table: OpcodeClasses | None = None) -> Alignment:
     t = table or default_classes()
     ai = a.instrs if hasattr(a, "instrs") else list(a)
     bi = b.instrs if hasattr(b, "instrs") else list(b)
-    ar, a1, a2 = normalize_sass(ai)
-    br, b1, b2 = normalize_sass(bi)
-    sc = t.sass_class
-    abase = [i.base for i in ai]
-    bbase = [i.base for i in bi]
-    return _align(ar, br, a1, b1, a2, b2, abase, bbase, abase, bbase,
-                  [sc(i.opcode) for i in ai], [sc(i.opcode) for i in bi], t)
+    with gc_paused():
+        ar, a1 = _level1_sass(ai)
+        br, b1 = _level1_sass(bi)
+        sc = t.sass_class
+        abase = [i.base for i in ai]
+        bbase = [i.base for i in bi]
+        return _align(ar, br, a1, b1, abase, bbase, abase, bbase,
+                      [sc(i.opcode) for i in ai], [sc(i.opcode) for i in bi], t)
 
 
 def align_ptx(a, b, table: OpcodeClasses | None = None) -> Alignment:
@@ -452,12 +605,13 @@ def align_ptx(a, b, table: OpcodeClasses | None = None) -> Alignment:
     t = table or default_classes()
     ai = a.instrs if hasattr(a, "instrs") else list(a)
     bi = b.instrs if hasattr(b, "instrs") else list(b)
-    ar, a1, a2 = normalize_ptx(ai)
-    br, b1, b2 = normalize_ptx(bi)
-    pc = t.ptx_class
-    return _align(ar, br, a1, b1, a2, b2, [i.base for i in ai], [i.base for i in bi],
-                  [i.opcode for i in ai], [i.opcode for i in bi],
-                  [pc(i.opcode) for i in ai], [pc(i.opcode) for i in bi], t)
+    with gc_paused():
+        ar, a1 = _level1_ptx(ai, getattr(a, "name", None))
+        br, b1 = _level1_ptx(bi, getattr(b, "name", None))
+        pc = t.ptx_class
+        return _align(ar, br, a1, b1, [i.base for i in ai], [i.base for i in bi],
+                      [i.opcode for i in ai], [i.opcode for i in bi],
+                      [pc(i.opcode) for i in ai], [pc(i.opcode) for i in bi], t)
 
 
 def align(a, b, table: OpcodeClasses | None = None) -> Alignment:

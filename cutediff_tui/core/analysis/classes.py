@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
 
 try:
     import tomllib

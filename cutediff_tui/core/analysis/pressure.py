@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from cutediff_tui.core.analysis.sass import SassFunction
 
-__all__ = ["KINDS", "Peak", "live_counts", "peaks", "per_line_max", "pressure_curve"]
+__all__ = ["KINDS", "Peak", "live_counts", "peak", "peaks", "per_line_max", "pressure_curve"]
 
 #: The live-register kinds, in the order of ``SassInstr.live``.
 KINDS = ("gpr", "pred", "ugpr", "upred")
@@ -47,6 +47,12 @@ def peaks(func: SassFunction) -> dict[str, Peak]:
         if best is not None:
             out[kind] = Peak(kind, best.live[k], best.addr, best.index, best.file, best.line)
     return out
+
+
+def peak(func: SassFunction, kind: str = "gpr") -> Peak | None:
+    """Peak live count of one kind, or None without live info."""
+    _kind_index(kind)
+    return peaks(func).get(kind)
 
 
 def per_line_max(func: SassFunction, kind: str = "gpr") -> dict[tuple, int]:

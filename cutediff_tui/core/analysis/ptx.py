@@ -10,9 +10,10 @@ scoped ``.reg`` declarations and local labels) are parsed as ordinary statements
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
+from cutediff_tui.core.analysis._util import gc_paused
 from cutediff_tui.core.errors import CutediffError
 
 __all__ = [
@@ -212,14 +213,7 @@ def rewrite_ptx_version(text: str, new_version: str) -> str:
     return text[:m.start()] + repl + text[m.end():]
 
 
-def parse_ptx(text: str) -> PtxModule:
-    """Parse PTX text into a :class:`PtxModule`.
-
-    A trailing NUL byte (written by some DSL versions) is ignored.
-
-    Raises:
-        CutediffError: empty text, or text without any PTX directive.
-    """
+def _parse_ptx_impl(text: str) -> PtxModule:
     if text is None:
         text = ""
     text = text.rstrip("\x00")
@@ -321,34 +315,33 @@ def parse_ptx(text: str) -> PtxModule:
             return
         if cur is None or depth == 0:
             return
-        # an instruction
+        add_instr(stmt, line_no)
+
+    def add_instr(stmt: str, line_no: int) -> None:
+        parts = stmt.split(None, 2) if stmt[0] == "@" else stmt.split(None, 1)
         if stmt[0] == "@":
-            sp = stmt.find(" ")
-            sp2 = stmt.find("\t")
-            if sp < 0 or (0 <= sp2 < sp):
-                sp = sp2
-            if sp < 0:
+            if len(parts) < 2:
                 return
-            pred = stmt[:sp]
-            rest = stmt[sp + 1:].lstrip()
+            pred = parts[0]
+            opcode = parts[1]
+            operands = parts[2].strip() if len(parts) > 2 else ""
         else:
             pred = ""
-            rest = stmt
-        i = 0
-        n = len(rest)
-        while i < n and rest[i] not in " \t":
-            i += 1
-        opcode = rest[:i]
-        operands = rest[i:].strip()
+            opcode = parts[0]
+            operands = parts[1].strip() if len(parts) > 1 else ""
         dot = opcode.find(".")
         base = opcode if dot < 0 else opcode[:dot]
-        idx = len(cur.instrs)
+        instrs = cur.instrs
+        idx = len(instrs)
         if pending_labels:
             for lab in pending_labels:
                 cur.labels.setdefault(lab, idx)
             pending_labels.clear()
-        text_ = f"{pred} {opcode} {operands}" if pred else (f"{opcode} {operands}" if operands else opcode)
-        cur.instrs.append(PtxInstr(idx, line_no, pred, opcode, base, operands, text_.rstrip(), loc, None, in_asm))
+        if operands:
+            text_ = f"{pred} {opcode} {operands}" if pred else f"{opcode} {operands}"
+        else:
+            text_ = f"{pred} {opcode}" if pred else opcode
+        instrs.append(PtxInstr(idx, line_no, pred, opcode, base, operands, text_, loc, None, in_asm))
 
     def open_brace() -> None:
         nonlocal depth, in_params
@@ -365,6 +358,11 @@ def parse_ptx(text: str) -> PtxModule:
 
     for line_no, raw in enumerate(text.split("\n"), 1):
         s = raw.strip()
+        # fast path: one complete instruction on the line (the bulk of a kernel body)
+        if (depth and not buf and not in_block_comment and s and s[-1] == ";" and cur is not None
+                and (s[0] == "@" or "a" <= s[0] <= "z") and s.count(";") == 1 and "/" not in s):
+            add_instr(s[:-1].rstrip(), line_no)
+            continue
         if in_block_comment:
             k = s.find("*/")
             if k < 0:
@@ -466,9 +464,9 @@ def parse_ptx(text: str) -> PtxModule:
             buf = tail
             buf_line = line_no
     entries = [e for e in entries if id(e) in with_body]
-    if not saw_directive:
+    if not saw_directive or (version is None and not entries):
         raise CutediffError(
-            "The text is not PTX: no .version/.target directive or function was found.",
+            "The text is not PTX: no .version directive and no .entry/.func was found.",
             hint="Pass the .ptx file the compiler kept (CUTE_DSL_KEEP=ptx).",
         )
     for e in entries:
@@ -479,3 +477,15 @@ def parse_ptx(text: str) -> PtxModule:
                     ins.source = (path, ins.loc[1])
     toolchain = f"CUDA {release}" if release else None
     return PtxModule(version, target, address_size, toolchain, entries, files, release, build, nvvm)
+
+
+def parse_ptx(text: str) -> PtxModule:
+    """Parse PTX text into a :class:`PtxModule`.
+
+    A trailing NUL byte (written by some DSL versions) is ignored.
+
+    Raises:
+        CutediffError: empty text, or text without any PTX directive.
+    """
+    with gc_paused():
+        return _parse_ptx_impl(text)

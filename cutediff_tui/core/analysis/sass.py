@@ -13,9 +13,10 @@ the FA4 sample (about 6k instructions) parses in a few tens of milliseconds.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
+from cutediff_tui.core.analysis._util import gc_paused
 from cutediff_tui.core.errors import CutediffError
 
 __all__ = [
@@ -211,12 +212,7 @@ def _strip_comment(s: str) -> str:
     return s[:k].rstrip() if k >= 0 else s
 
 
-def parse_sass(text: str) -> SassListing:
-    """Parse nvdisasm output into a :class:`SassListing`.
-
-    Raises:
-        CutediffError: empty text, or text with no SASS instruction in it.
-    """
+def _parse_sass_impl(text: str) -> SassListing:
     if not text or not text.strip():
         raise CutediffError(
             "The SASS listing is empty.",
@@ -275,10 +271,12 @@ def parse_sass(text: str) -> SassListing:
                 if end < 0:
                     continue
                 addr_s = s[2:end]
+                if not addr_s or addr_s[0] in " \t" or addr_s[:2] == "0x":
+                    continue  # an encoding comment line (/* 0x... */)
                 try:
                     addr = int(addr_s, 16)
                 except ValueError:
-                    continue  # an encoding comment line (/* 0x... */)
+                    continue
                 body = s[end + 2:]
                 live = None
                 k = body.find("// |")
@@ -425,6 +423,17 @@ def parse_sass(text: str) -> SassListing:
         else:
             ins.is_spill = ins.base in _LOCAL_OPS
     return SassListing(functions, arch, has_tags, has_loc, has_live, last_had_semi)
+
+
+
+def parse_sass(text: str) -> SassListing:
+    """Parse nvdisasm output (``-c``, ``-c -g``/``-gi``, ``-c -lrm count``) into a :class:`SassListing`.
+
+    Raises:
+        CutediffError: empty text, or text with no SASS instruction in it.
+    """
+    with gc_paused():
+        return _parse_sass_impl(text)
 
 
 def _pair_functions(a: SassListing, b: SassListing) -> list[tuple[SassFunction, SassFunction]]:

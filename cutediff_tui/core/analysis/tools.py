@@ -15,8 +15,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from cutediff_tui.core.errors import CutediffError
 
@@ -198,12 +198,24 @@ def check_cubin(path: os.PathLike | str) -> Path:
         )
     if len(head) < 20:
         raise CutediffError(f"{p} is not a CUDA cubin (no ELF header): the file is truncated.")
-    machine = int.from_bytes(head[18:20], "little" if head[5] != 2 else "big")
+    order = "little" if head[5] != 2 else "big"
+    machine = int.from_bytes(head[18:20], order)
     if machine != _EM_CUDA:
         raise CutediffError(
             f"{p} is an ELF file for machine {machine}, not a CUDA cubin (EM_CUDA={_EM_CUDA}).",
             hint="Pass the GPU cubin, not a host object or shared library.",
         )
+    if head[4] == 2 and len(head) >= 64:
+        shoff = int.from_bytes(head[0x28:0x30], order)
+        shentsize = int.from_bytes(head[0x3A:0x3C], order)
+        shnum = int.from_bytes(head[0x3C:0x3E], order)
+        size = p.stat().st_size
+        if shoff + shentsize * shnum > size:
+            raise CutediffError(
+                f"{p} is a truncated CUDA cubin: its section headers end at byte "
+                f"{shoff + shentsize * shnum} but the file has {size} bytes.",
+                hint="Recompile the kernel; the file was cut short while being written or copied.",
+            )
     return p
 
 
