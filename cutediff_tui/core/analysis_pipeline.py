@@ -73,11 +73,44 @@ def kernel_texts(cubin: Path, cache: Path | None, *, line_info: bool = False, li
         if gz is not None and gz.is_file():
             out[name] = gzip.decompress(gz.read_bytes()).decode(errors="replace")
             continue
-        text = tools.resource_usage(cubin) if name == "res" else tools.disassemble(cubin, **kw)
+        text = _run_tool_for(name, cubin, kw)
         out[name] = text
         if path is not None:
             atomic_write(path, text)
     return out
+
+
+def _run_tool_for(name: str, cubin: Path, kw: dict) -> str:
+    try:
+        return tools.resource_usage(cubin) if name == "res" else tools.disassemble(cubin, **kw)
+    except tools.ToolFailed as exc:
+        raise _tool_failure("cuobjdump" if name == "res" else "nvdisasm", cubin, exc) from None
+
+
+def _tool_failure(tool: str, cubin: Path, exc: CutediffError) -> CutediffError:
+    """A tool that runs but cannot read the cubin is most often too old for its arch: say which
+    tool (version, path) failed on which arch, and how to pick another one."""
+    import os
+
+    from .analysis.fingerprint import cubin_arch
+
+    try:
+        path, version = tools.find_tool(tool), tools.tool_version(tool)
+    except CutediffError:
+        path, version = None, "(version unknown)"
+    try:
+        arch = cubin_arch(Path(cubin).read_bytes())
+    except (CutediffError, OSError):
+        arch = "an unknown arch"
+    why = re.sub(r"\s+", " ", str(exc).split(": ", 1)[-1]).strip().rstrip(".")
+    homes = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    if path is not None and any(str(path).startswith(str(Path(h))) for h in homes):
+        hint = (f"It may be older than {arch}: point CUDA_HOME at a newer CUDA, or unset CUDA_HOME to use the "
+                f"nvidia-cuda-{tool} wheel.")
+    else:
+        hint = f"It may be older than {arch}: upgrade it (pip install -U nvidia-cuda-{tool}) or set CUDA_HOME to a newer CUDA."
+    return CutediffError(f"{tool} {version} ({path}) could not read {Path(cubin).name}, a cubin for {arch} ({why}).",
+                         hint)
 
 
 # ---------------------------------------------------------------- one kernel of one side
@@ -262,15 +295,41 @@ def pair_analysis(a: dict, b: dict) -> dict:
         ea, eb = _ptx_entry(pa), _ptx_entry(pb)
         if ea is not None and eb is not None:
             ptx_al = alignment_summary(align_mod.align_ptx(ea, eb), top=10)
+    ptx_delta = {}
+    if a.get("ptx") and b.get("ptx"):
+        ptx_delta = _delta(a["ptx"].get("opcodes", {}), b["ptx"].get("opcodes", {}))
     return {
         "alignment": alignment_summary(al),
         "ptx_alignment": ptx_al,
+        "lines": line_deltas(fa, fb),
         "deltas": {
             "opcodes": _delta(a.get("opcodes", {}), b.get("opcodes", {})),
             "instruction_classes": _delta(a.get("instruction_classes", {}), b.get("instruction_classes", {})),
+            "ptx_opcodes": {k: v for k, v in ptx_delta.items() if v[2]},
         },
         "spill_sites_diff": _plain(site_diff),
     }
+
+
+def line_deltas(fa, fb, top: int = 30) -> dict:
+    """Per source line, A vs B: instruction classes and peak live GPRs (lines that changed most)."""
+    ca, cb = classes.per_line_counts(fa), classes.per_line_counts(fb)
+    pa, pb = pressure.per_line_max(fa, "gpr"), pressure.per_line_max(fb, "gpr")
+    rows = []
+    for key in set(ca) | set(cb) | set(pa) | set(pb):
+        if not key or key[0] is None:
+            continue
+        xa, xb = ca.get(key, {}), cb.get(key, {})
+        na, nb = sum(xa.values()), sum(xb.values())
+        changed = {c: [xa.get(c, 0), xb.get(c, 0)] for c in set(xa) | set(xb) if xa.get(c, 0) != xb.get(c, 0)}
+        rows.append({
+            "file": key[0], "line": key[1], "instructions": [na, nb],
+            "classes": changed, "peak_gpr": [pa.get(key), pb.get(key)],
+        })
+    by_count = sorted(rows, key=lambda r: -abs(r["instructions"][1] - r["instructions"][0]))[:top]
+    by_gpr = sorted((r for r in rows if r["peak_gpr"][0] is not None and r["peak_gpr"][1] is not None),
+                    key=lambda r: -(r["peak_gpr"][1] - r["peak_gpr"][0]))[:top]
+    return {"by_instruction_delta": by_count, "by_pressure_delta": by_gpr}
 
 
 def _ptx_entry(text: str):

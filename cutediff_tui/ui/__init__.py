@@ -1,5 +1,6 @@
 """The Textual face of cutediff (the only package here that imports Textual).
 
-Import :class:`cutediff_tui.ui.app.CutediffApp` to run it; the modules ``lexers``,
-``themes``, ``settings``, ``model`` and ``sources`` are headless and usable without a terminal.
+Import :class:`cutediff_tui.ui.app.CutediffApp` to run it. The helper modules ``model``,
+``lexers``, ``settings``, ``sources`` and ``export`` are headless (no Textual import), so
+thread workers and tests use them without a terminal.
 """

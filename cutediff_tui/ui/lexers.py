@@ -35,7 +35,8 @@ from pygments.token import (
 
 __all__ = ["SassLexer", "PtxLexer", "lexer_for"]
 
-_SASS_REG = r"(?:U?R\d+|URZ|RZ|U?P[0-7]|U?PT|B\d+|SRZ|SR_[A-Za-z0-9_.]+)\b"
+#: Registers; ``•`` stands for a number in normalised text (``R•``).
+_SASS_REG = r"(?:U?R(?:\d+|•)|URZ|RZ|U?P(?:[0-7]|•)|U?PT|B(?:\d+|•)|SRZ|SR_[A-Za-z0-9_.]+)(?![\w•])"
 
 
 class SassLexer(RegexLexer):
@@ -110,7 +111,7 @@ _PTX_DIRECTIVES = (
     "explicitcluster", "reqnctapercluster", "maxclusterrank", "callprototype", "alias", "calltargets",
     "branchtargets", "ptr",
 )
-_PTX_REG = (r"%[A-Za-z_][\w]*(?:\.[xyzw])?", Name.Variable)
+_PTX_REG = (r"%[A-Za-z_][\w]*•?(?:\.[xyzw])?", Name.Variable)
 _PTX_TYPE_RE = r"\.(?:" + "|".join(sorted(_PTX_TYPES, key=len, reverse=True)) + r")\b"
 
 

@@ -9,15 +9,21 @@ even when the folder is missing (an installed wheel without the checkout).
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
 
 from textual.theme import Theme
 
 from cutediff_tui.core.paths import project_root
 
-__all__ = ["DEFAULT_THEME", "DOMAIN_DEFAULTS", "LoadedThemes", "load_themes", "short_name", "themes_dir"]
+__all__ = [
+    "DEFAULT_THEME", "DOMAIN_DEFAULTS", "LoadedThemes", "domain_defaults", "load_themes", "short_name", "themes_dir",
+]
 
 DEFAULT_THEME = "cutediff-dark"
 
@@ -45,6 +51,12 @@ DOMAIN_DEFAULTS: dict[str, str] = {
     "code-tag": "$foreground-muted",
     "code-dim": "$foreground-muted",
 }
+
+def domain_defaults(theme: Theme) -> dict[str, str]:
+    """:data:`DOMAIN_DEFAULTS` with ``$name`` references resolved against ``theme``'s colours."""
+    base = theme.to_color_system().generate()
+    return {k: base.get(v[1:], v) if v.startswith("$") else v for k, v in DOMAIN_DEFAULTS.items()}
+
 
 _BUILTIN_DARK = Theme(
     name=DEFAULT_THEME,

@@ -77,3 +77,17 @@ def test_open_refuses_other_schema(tmp_path):
     f.write_text(json.dumps({"schema": "cutediff.comparison/0"}))
     proc = run(["open", str(f)], tmp_path)
     assert proc.returncode == 2 and "schema" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_json_carries_per_line_and_ptx_deltas(tmp_path, sample):
+    fwd = next(k for k in sample["kernels"] if k["name"] == "FlashAttentionForwardSm100")
+    lines = fwd["lines"]["by_instruction_delta"]
+    assert lines and all(r["file"].endswith(".py") and r["line"] > 0 for r in lines)
+    assert any(r["peak_gpr"][1] is not None for r in fwd["lines"]["by_pressure_delta"])
+    assert fwd["deltas"]["ptx_opcodes"] and all(v[2] != 0 for v in fwd["deltas"]["ptx_opcodes"].values())
+    assert fwd["ptx_alignment"]["match_pct"] > 50
+    assert fwd["a"]["pressure"]["peaks"]["gpr"]["value"] > 0 and fwd["b"]["pressure"]["peaks"]["gpr"]["value"] > 0
+    cc = sample["crosscheck"]["FlashAttentionForwardSm100"]
+    cells = {(c["side"][0], c["ptxas_version"]): (c["spill_stores"], c["spill_loads"]) for c in cc["matrix"]}
+    assert cells == {("A", "13.0"): (0, 0), ("A", "13.4"): (0, 0), ("B", "13.0"): (120, 100), ("B", "13.4"): (176, 176)}
+    assert "PTX the DSL emits" in cc["verdict"]

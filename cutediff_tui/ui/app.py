@@ -1,0 +1,145 @@
+"""The cutediff Textual app: themes, settings, the global keys and the screens.
+
+| key       | action                                  |
+|-----------|-----------------------------------------|
+| ?         | help (every key)                        |
+| q         | quit                                    |
+| ctrl+p    | command palette ("area: verb" commands) |
+
+The screen keys are listed in :mod:`cutediff_tui.ui.screens.main`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding
+
+from .commands import CutediffCommands
+from .screens.main import MainScreen
+from .settings import Settings, load_settings, save_settings
+from .themes import DEFAULT_THEME, domain_defaults, load_themes
+
+__all__ = ["CutediffApp"]
+
+
+class CutediffApp(App[None]):
+    """Side-by-side comparison of one recipe compiled by two CuTe DSL toolchains."""
+
+    TITLE = "cutediff"
+    CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {CutediffCommands}
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cutediff"),
+        Binding("question_mark", "help", "Help", id="app.help", tooltip="List every key"),
+    ]
+
+    def __init__(
+        self,
+        comparison: dict,
+        source: Path | None = None,
+        *,
+        versions: list[str] | None = None,
+        installed: set[str] | None = None,
+        gpu_probe: dict | None | bool = False,
+    ) -> None:
+        """Open ``comparison`` (a ``cutediff.comparison/1`` dict).
+
+        Args:
+            comparison: the comparison to show.
+            source: the file it was read from (shown in the title).
+            versions: DSL versions for the compare dialog (None: ask the package index).
+            installed: versions with an environment already (None: look them up).
+            gpu_probe: what the bench pane reports as the GPU (False: run nvidia-smi).
+        """
+        super().__init__()
+        self.comparison = comparison
+        self.source = source
+        self.versions = versions
+        self.installed = installed
+        self.gpu_probe = gpu_probe
+        self.settings: Settings = load_settings()
+        loaded = load_themes()
+        self.theme_problems = loaded.problems
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        wanted = self.settings.theme
+        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+        if source is not None:
+            self.sub_title = str(source)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """Domain variables ($diff-added, $spill...) for themes that do not define them."""
+        return domain_defaults(self.current_theme)
+
+    def on_mount(self) -> None:
+        self.push_screen(MainScreen(self.comparison, normalised=self.settings.normalise))
+        for problem in self.theme_problems:
+            self.notify(f"Theme file skipped: {problem}", severity="warning", timeout=6, markup=False)
+
+    def watch_theme(self, theme: str) -> None:
+        if self.is_running and theme != self.settings.theme:
+            self.remember(theme=theme)
+
+    def remember(self, **changes: object) -> None:
+        """Update and save the settings (theme, normalisation)."""
+        changed = False
+        for key, value in changes.items():
+            if getattr(self.settings, key, None) != value:
+                setattr(self.settings, key, value)
+                changed = True
+        if changed:
+            save_settings(self.settings)
+
+    # ------------------------------------------------------------------ actions
+
+    def help_groups(self) -> list[tuple[str, list[Binding]]]:
+        """Bindings grouped for the help screen."""
+        from .screens.compare import CompareScreen
+
+        main = [b for b in MainScreen.BINDINGS if isinstance(b, Binding)]
+        groups: dict[str, list[Binding]] = {}
+        names = {
+            "cursor": "move", "scroll": "move", "hunk": "changes", "spill": "changes", "kernel": "kernels",
+            "view": "views", "focus": "views", "search": "find", "jump": "find", "compare": "compare",
+            "bench": "other", "export": "other",
+        }
+        for b in main:
+            area = names.get((b.id or "").split(".")[0], "other")
+            groups.setdefault(area, []).append(b)
+        groups.setdefault("app", []).extend(b for b in self.BINDINGS if isinstance(b, Binding))
+        groups["compare dialog"] = [b for b in CompareScreen.BINDINGS if isinstance(b, Binding)]
+        order = ["move", "changes", "kernels", "views", "find", "compare", "other", "app", "compare dialog"]
+        return [(k, groups[k]) for k in order if k in groups]
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(self.help_groups()))
+
+    def open_compare_dialog(self) -> None:
+        """Show the new-comparison dialog; a finished compile replaces the comparison."""
+        from .screens.compare import CompareScreen
+
+        self.push_screen(
+            CompareScreen(self.comparison, versions=self.versions, installed=self.installed),
+            self._compare_done,
+        )
+
+    def _compare_done(self, comparison: dict | None) -> None:
+        if comparison:
+            self.open_comparison(comparison)
+
+    def open_comparison(self, comparison: dict) -> None:
+        """Show another comparison in place of the current one."""
+        self.comparison = comparison
+        self.switch_screen(MainScreen(comparison, normalised=self.settings.normalise))
+        errors = [f"{s.upper()}: {v['error']}" for s, v in comparison.get("sides", {}).items() if v.get("error")]
+        for e in errors:
+            self.notify(e, title="side failed", severity="error", timeout=10, markup=False)

@@ -1,0 +1,93 @@
+"""Messages shared across the app: small dataclasses posted by thread workers.
+
+Workers never touch widgets; they post one of these and the handler (on the UI thread)
+updates state. High-rate progress messages replace their predecessors in the queue
+(``can_replace``) so a burst collapses into the latest line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from .model import PaneModel
+
+__all__ = [
+    "ModelReady",
+    "CompareProgress",
+    "CompareFinished",
+    "CompareFailed",
+    "VersionsLoaded",
+    "CrosscheckFinished",
+    "ReportWritten",
+    "GpuProbed",
+]
+
+
+@dataclass
+class ModelReady(Message):
+    """The listings of one view of one kernel are loaded and aligned."""
+
+    kernel_index: int
+    view: str
+    model: PaneModel
+
+
+@dataclass
+class CompareProgress(Message):
+    """A progress line from a running compile (``side`` is ``a``, ``b`` or ``""`` for both)."""
+
+    side: str
+    text: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CompareProgress) and message.side == self.side
+
+
+@dataclass
+class CompareFinished(Message):
+    """A new comparison is ready."""
+
+    comparison: dict
+
+
+@dataclass
+class CompareFailed(Message):
+    """The compile could not run at all (a sentence to show)."""
+
+    error: str
+
+
+@dataclass
+class VersionsLoaded(Message):
+    """DSL versions for the compare dialog."""
+
+    versions: list[str]
+    installed: set[str]
+    offline: bool
+    note: str = ""
+
+
+@dataclass
+class CrosscheckFinished(Message):
+    """Cross-check results (ptxas versions x sides)."""
+
+    result: dict
+
+
+@dataclass
+class ReportWritten(Message):
+    """The Markdown report is on disk."""
+
+    path: Path
+
+
+@dataclass
+class GpuProbed(Message):
+    """What ``nvidia-smi`` said about the local GPU (None: no GPU)."""
+
+    gpu: dict[str, Any] | None

@@ -1,0 +1,1 @@
+"""Screens of the cutediff TUI (one per module)."""

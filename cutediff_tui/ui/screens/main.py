@@ -1,0 +1,597 @@
+"""The main screen: two synchronised code panes, the source behind the cursor, metrics.
+
+| key              | action                                                     |
+|------------------|------------------------------------------------------------|
+| j / k, ↓ / ↑     | cursor down / up                                           |
+| g / G            | first / last row                                           |
+| ctrl+d / ctrl+u  | half a page down / up                                      |
+| h / l, ← / →     | scroll left / right                                        |
+| n / N            | next / previous hunk (register renames are skipped)        |
+| s / S            | next / previous spill site (B when B spills)               |
+| [ / ]            | previous / next kernel                                     |
+| 1 2 3 4          | SASS, PTX, MLIR, ptxas log                                 |
+| tab / shift+tab  | next / previous pane                                       |
+| /                | search (regex, fuzzy when nothing matches; empty repeats)  |
+| :                | jump to an address (0x6630), label or source line (mask.py:680) |
+| o                | toggle register normalisation                              |
+| c                | new comparison                                             |
+| x                | cross-check with other ptxas versions                      |
+| b                | benchmark pane                                             |
+| e                | export a Markdown report                                   |
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.reactive import var
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.worker import Worker, WorkerState
+
+from ..messages import CrosscheckFinished, ModelReady, ReportWritten
+from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, parse_jump
+from ..widgets.bars import PaneTitle, ViewBar
+from ..widgets.code_pane import CodePane
+from ..widgets.header import ComparisonHeader, side_label
+from ..widgets.kernel_list import KernelList
+from ..widgets.metrics import MetricsPane
+from ..widgets.source_pane import SourcePane
+
+if TYPE_CHECKING:
+    from ..model import CodeLine
+
+__all__ = ["MainScreen", "MIN_SIZE"]
+
+#: Smallest terminal (columns, rows) the layout is drawn for.
+MIN_SIZE = (60, 16)
+OTHER = {"a": "b", "b": "a"}
+
+
+def _sentence(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown error"
+    s = getattr(exc, "sentence", None)
+    return s() if callable(s) else f"{type(exc).__name__}: {exc}"
+
+
+class MainScreen(Screen[None]):
+    """The comparison of one kernel at a time (see the module docstring for the keys)."""
+
+    AUTO_FOCUS = "#pane-b"
+
+    BINDINGS = [
+        Binding("j,down", "cursor(1)", "Down", show=False, id="cursor.down", tooltip="Move the cursor down a row"),
+        Binding("k,up", "cursor(-1)", "Up", show=False, id="cursor.up", tooltip="Move the cursor up a row"),
+        Binding("g,home", "cursor_to('top')", "Top", show=False, id="cursor.top", tooltip="Go to the first row"),
+        Binding("G,end", "cursor_to('bottom')", "Bottom", show=False, id="cursor.bottom", tooltip="Go to the last row"),
+        Binding("ctrl+d,pagedown", "half_page(1)", "Half page down", show=False, id="cursor.half-page-down",
+                tooltip="Move half a page down"),
+        Binding("ctrl+u,pageup", "half_page(-1)", "Half page up", show=False, id="cursor.half-page-up",
+                tooltip="Move half a page up"),
+        Binding("h,left", "scroll_x(-8)", "Left", show=False, id="scroll.left", tooltip="Scroll both panes left"),
+        Binding("l,right", "scroll_x(8)", "Right", show=False, id="scroll.right", tooltip="Scroll both panes right"),
+        Binding("n", "hunk(1)", "Hunk", id="hunk.next", tooltip="Next changed hunk (register renames are skipped)"),
+        Binding("N", "hunk(-1)", "Prev hunk", show=False, id="hunk.previous", tooltip="Previous changed hunk"),
+        Binding("s", "spill(1)", "Spill", id="spill.next",
+                tooltip="Next spill store/load (in B when B spills) and its source line"),
+        Binding("S", "spill(-1)", "Prev spill", show=False, id="spill.previous", tooltip="Previous spill store/load"),
+        Binding("left_square_bracket", "kernel(-1)", "Prev kernel", show=False, id="kernel.previous",
+                tooltip="Show the previous kernel"),
+        Binding("right_square_bracket", "kernel(1)", "Kernel", show=False, id="kernel.next",
+                tooltip="Show the next kernel"),
+        Binding("1", "view('sass')", "SASS", show=False, id="view.sass", tooltip="Show SASS (aligned by instruction)"),
+        Binding("2", "view('ptx')", "PTX", show=False, id="view.ptx", tooltip="Show PTX (aligned by instruction)"),
+        Binding("3", "view('mlir')", "MLIR", show=False, id="view.mlir",
+                tooltip="Show the kept MLIR (aligned by line)"),
+        Binding("4", "view('log')", "Log", show=False, id="view.log",
+                tooltip="Show the ptxas resources, compiler remarks and compile log"),
+        Binding("tab", "app.focus_next", "Focus", show=False, id="focus.next", tooltip="Focus the next pane"),
+        Binding("shift+tab", "app.focus_previous", "Focus back", show=False, id="focus.previous",
+                tooltip="Focus the previous pane"),
+        Binding("slash", "search", "Search", id="search",
+                tooltip="Search the focused side: a regex, fuzzy when nothing matches; empty repeats"),
+        Binding("colon", "jump", "Jump", id="jump",
+                tooltip="Jump to an address (0x6630), a label (.L_x_12) or a source line (925, mask.py:680)"),
+        Binding("o", "toggle_normalise", "Normalise", id="view.normalise",
+                tooltip="Show registers without numbers (R12 → R•); hides register-allocation noise"),
+        Binding("c", "new_compare", "Compare", id="compare.new", tooltip="Compile a new comparison (pick DSL A and B)"),
+        Binding("x", "crosscheck", "Cross-check", show=False, id="compare.crosscheck",
+                tooltip="Re-assemble both PTXs with other ptxas versions"),
+        Binding("b", "bench", "Bench", show=False, id="bench.open", tooltip="The benchmark pane (placeholder)"),
+        Binding("e", "export", "Export", id="export.report", tooltip="Write a Markdown report to the current folder"),
+    ]
+
+    cursor: var[int] = var(0, init=False)
+    """Row of the cursor in the aligned rows (shared by both panes)."""
+    view: var[str] = var("sass", init=False)
+    """Which listing the panes show: sass, ptx, mlir or log."""
+    normalised: var[bool] = var(False, init=False)
+    """Registers shown without numbers."""
+    kernel_index: var[int] = var(0, init=False)
+    """Index of the kernel shown."""
+    active_side: var[str] = var("b", init=False)
+    """Side whose line the source pane, search and jump use (the focused pane's side)."""
+
+    def __init__(self, comparison: dict, *, normalised: bool = False) -> None:
+        super().__init__()
+        self.comparison = comparison
+        self.models: dict[tuple[int, str], PaneModel] = {}
+        self.model: PaneModel | None = None
+        self._cursors: dict[tuple[int, str], int] = {}
+        self._pending: tuple[str, int] | None = None
+        self._last_search = ""
+        self._syncing = False
+        self.set_reactive(MainScreen.normalised, normalised)
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        c = self.comparison
+        yield ComparisonHeader(c, id="header")
+        with Horizontal(id="body"):
+            with VerticalScroll(id="sidebar"):
+                yield Static("kernels", classes="section-title", id="kernels-title")
+                yield KernelList(c.get("kernels", []), id="kernels")
+                yield MetricsPane(c, id="metrics")
+            with Vertical(id="main"):
+                yield ViewBar(id="viewbar")
+                with Horizontal(id="panes"):
+                    for s in ("a", "b"):
+                        with Vertical(classes="side", id=f"side-{s}"):
+                            yield PaneTitle(s, id=f"title-{s}")
+                            yield CodePane(s, id=f"pane-{s}").data_bind(
+                                cursor=MainScreen.cursor, normalised=MainScreen.normalised
+                            )
+                yield SourcePane(c, id="source")
+        yield Static("", id="too-small")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        a, b = self.query_one("#pane-a", CodePane), self.query_one("#pane-b", CodePane)
+        self.watch(a, "scroll_y", lambda y: self._sync_scroll(b, y=y), init=False)
+        self.watch(b, "scroll_y", lambda y: self._sync_scroll(a, y=y), init=False)
+        self.watch(a, "scroll_x", lambda x: self._sync_scroll(b, x=x), init=False)
+        self.watch(b, "scroll_x", lambda x: self._sync_scroll(a, x=x), init=False)
+        self._check_size()
+        self._show_kernel()
+
+    def on_resize(self) -> None:
+        self._check_size()
+
+    def _check_size(self) -> None:
+        w, h = self.app.size
+        small = w < MIN_SIZE[0] or h < MIN_SIZE[1]
+        self.set_class(small, "-too-small")
+        if small:
+            self.query_one("#too-small", Static).update(
+                f"cutediff needs at least {MIN_SIZE[0]}×{MIN_SIZE[1]}; this terminal is {w}×{h}."
+            )
+
+    def _sync_scroll(self, other: CodePane, x: float | None = None, y: float | None = None) -> None:
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            if y is not None and round(other.scroll_y) != round(y):
+                other.scroll_to(y=y, animate=False, immediate=True)
+            if x is not None and round(other.scroll_x) != round(x):
+                other.scroll_to(x=x, animate=False, immediate=True)
+        finally:
+            self._syncing = False
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def kernel(self) -> dict:
+        return self.comparison["kernels"][self.kernel_index] if self.comparison.get("kernels") else {}
+
+    def pane(self, side: str) -> CodePane:
+        return self.query_one(f"#pane-{side}", CodePane)
+
+    def validate_cursor(self, value: int) -> int:
+        n = len(self.model.rows) if self.model else 0
+        return max(0, min(value, n - 1)) if n else 0
+
+    def watch_cursor(self) -> None:
+        self._cursor_moved()
+
+    def watch_active_side(self, side: str) -> None:
+        for s in ("a", "b"):
+            self.query_one(f"#title-{s}", PaneTitle).set_class(s == side, "-active")
+        self._cursor_moved()
+
+    def watch_view(self) -> None:
+        self._show_view()
+
+    def watch_kernel_index(self) -> None:
+        self._show_kernel()
+
+    def watch_normalised(self, value: bool) -> None:
+        self._update_status()
+        save = getattr(self.app, "remember", None)
+        if callable(save):
+            save(normalise=value)
+
+    def _show_kernel(self) -> None:
+        kernels = self.comparison.get("kernels") or []
+        header = self.query_one(ComparisonHeader)
+        if not kernels:
+            header.show_kernel("no kernels", 0, 0)
+            for s in ("a", "b"):
+                self.pane(s).set_model(None, self._no_kernels_note(s))
+            return
+        k = self.kernel
+        header.show_kernel(k.get("name", "?"), self.kernel_index, len(kernels))
+        kl = self.query_one(KernelList)
+        if kl.highlighted != self.kernel_index:
+            kl.highlighted = self.kernel_index
+        metrics = self.query_one(MetricsPane)
+        metrics.show_kernel(k)
+        metrics.show_pressure(self._pressure_series())
+        self._show_view()
+
+    def _pressure_series(self) -> dict[str, list[int]]:
+        """Live-GPR curves per side: from the metrics, else from the loaded SASS."""
+        sass = self.models.get((self.kernel_index, "sass"))
+        out = {}
+        for s in ("a", "b"):
+            curve = ((self.kernel.get(s) or {}).get("pressure") or {}).get("curve_gpr")
+            out[s] = list(curve) if curve else (sass.pressure(s) if sass else [])
+        return out
+
+    def _no_kernels_note(self, s: str) -> str:
+        err = (self.comparison.get("sides", {}).get(s) or {}).get("error")
+        return f"Side {s.upper()} failed: {err}" if err else "This comparison has no kernels."
+
+    def _show_view(self) -> None:
+        if not self.comparison.get("kernels"):
+            return
+        key = (self.kernel_index, self.view)
+        model = self.models.get(key)
+        if model is None:
+            self.model = None
+            for s in ("a", "b"):
+                self.pane(s).set_model(None, f"Loading {VIEW_TITLES[self.view]}…")
+            self._update_titles()
+            self._update_status()
+            self.load_model(self.kernel_index, self.view)
+            return
+        self._apply_model(model)
+
+    def _apply_model(self, model: PaneModel) -> None:
+        self.model = model
+        for s in ("a", "b"):
+            self.pane(s).set_model(model)
+        want = self._cursors.get((self.kernel_index, self.view), 0)
+        self.set_reactive(MainScreen.cursor, self.validate_cursor(want))
+        for s in ("a", "b"):
+            p = self.pane(s)
+            p.set_reactive(CodePane.cursor, self.cursor)
+            p.scroll_to(y=max(0, self.cursor - 3), animate=False, immediate=True)
+        if not model.side(self.active_side).lines and model.side(OTHER[self.active_side]).lines:
+            self.active_side = OTHER[self.active_side]
+        self._update_titles()
+        self._cursor_moved()
+        if self._pending:
+            action, step = self._pending
+            self._pending = None
+            if action == "spill":
+                self.action_spill(step)
+
+    # ------------------------------------------------------------------ workers
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="model", description="load and align listings")
+    def load_model(self, kernel_index: int, view: str) -> None:
+        """Build a view model off the UI thread; the result arrives as ModelReady."""
+        model = build_model(self.comparison, kernel_index, view)
+        self.post_message(ModelReady(kernel_index, view, model))
+
+    @on(ModelReady)
+    def model_ready(self, message: ModelReady) -> None:
+        self.models[(message.kernel_index, message.view)] = message.model
+        if message.view == "sass" and message.kernel_index == self.kernel_index:
+            self.query_one(MetricsPane).show_pressure(self._pressure_series())
+        if (message.kernel_index, message.view) == (self.kernel_index, self.view):
+            self._apply_model(message.model)
+
+    @on(Worker.StateChanged)
+    def worker_changed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        sentence = _sentence(event.worker.error)
+        if event.worker.group == "model":
+            for s in ("a", "b"):
+                self.pane(s).set_model(None, f"Could not load {VIEW_TITLES[self.view]}: {sentence}")
+        self.notify(sentence, title=event.worker.description or "error", severity="error", timeout=8,
+                    markup=False)
+
+    # ------------------------------------------------------------------ cursor feedback
+
+    def current_line(self, side: str | None = None) -> CodeLine | None:
+        """The line under the cursor on ``side`` (default: the active side)."""
+        if self.model is None:
+            return None
+        return self.model.line_at(self.cursor, side or self.active_side)
+
+    def _cursor_moved(self) -> None:
+        if self.model is None:
+            self.query_one(SourcePane).show(self.active_side, None)
+            return
+        self._cursors[(self.kernel_index, self.view)] = self.cursor
+        side = self.active_side
+        line = self.current_line(side)
+        if line is None or not line.file:
+            other = OTHER[side]
+            alt = self.current_line(other)
+            if alt is not None and alt.file:
+                side, line = other, alt
+        self.query_one(SourcePane).show(side, line, (self.kernel.get(side) or {}).get("sources"))
+        self._update_titles()
+        self._update_status()
+
+    def _update_titles(self) -> None:
+        model = self.model
+        for s in ("a", "b"):
+            title = self.query_one(f"#title-{s}", PaneTitle)
+            label = side_label(self.comparison, s)
+            if model is None:
+                title.show(label)
+                continue
+            side = model.side(s)
+            spills = len(model.spill_rows(s)) if model.view in ("sass", "ptx") else 0
+            title.show(label, side.caption, spills)
+
+    def _update_status(self) -> None:
+        bar = self.query_one(ViewBar)
+        model = self.model
+        parts: list = []
+        if model is not None and model.rows:
+            hit = model.hunk_at(self.cursor)
+            if hit is not None:
+                k, h = hit
+                parts.append((f"hunk {k + 1}/{len(model.hunks)}", "bold $diff-changed"))
+                if h.summary:
+                    parts.append((f" {h.summary}", "$foreground"))
+                parts.append(("  ", ""))
+            if model.match_pct is not None:
+                parts.append((f"{model.match_pct:.1f}% matched", "$text-muted"))
+                parts.append(("  ", ""))
+            parts.append((f"row {self.cursor + 1}/{len(model.rows)}", "$text-muted"))
+        if self.normalised:
+            parts.append(("  registers normalised", "$accent"))
+        bar.show(self.view, Content.assemble(*parts))
+
+    # ------------------------------------------------------------------ events
+
+    @on(CodePane.RowClicked)
+    def row_clicked(self, message: CodePane.RowClicked) -> None:
+        self.active_side = message.pane.side
+        message.pane.focus()
+        self.cursor = message.row
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if isinstance(event.widget, CodePane):
+            self.active_side = event.widget.side
+
+    @on(OptionList.OptionHighlighted, "#kernels")
+    def kernel_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_index != self.kernel_index:
+            self.kernel_index = event.option_index
+
+    # ------------------------------------------------------------------ actions: movement
+
+    def _page(self) -> int:
+        return max(1, self.pane(self.active_side).scrollable_content_region.height)
+
+    def action_cursor(self, step: int) -> None:
+        self.cursor += step
+
+    def action_cursor_to(self, where: str) -> None:
+        self.cursor = 0 if where == "top" else (len(self.model.rows) - 1 if self.model else 0)
+
+    def action_half_page(self, direction: int) -> None:
+        self.cursor += direction * max(1, self._page() // 2)
+
+    def action_scroll_x(self, dx: int) -> None:
+        p = self.pane(self.active_side)
+        p.scroll_to(x=max(0, p.scroll_x + dx), animate=False)
+
+    def _land(self, row: int) -> None:
+        """Put the cursor on ``row`` and show it a third of the way down the panes."""
+        self.cursor = row
+        for s in ("a", "b"):
+            self.pane(s).center_on(self.cursor)
+
+    def action_hunk(self, step: int) -> None:
+        if self.model is None:
+            return
+        h = self.model.next_hunk(self.cursor, step)
+        if h is None:
+            self.notify("No differences in this view.", timeout=3)
+            return
+        self._land(h.start)
+
+    def action_spill(self, step: int) -> None:
+        if self.view != "sass":  # spill sites are SASS STL/LDL
+            self._pending = ("spill", step)
+            self.view = "sass"
+            return
+        if self.model is None:
+            self._pending = ("spill", step)
+            return
+        side = "b" if self.model.spill_rows("b") else ("a" if self.model.spill_rows("a") else None)
+        if side is None:
+            self.notify("Neither side spills in this kernel.", timeout=3)
+            return
+        row = self.model.next_spill(side, self.cursor, step)
+        if row is None:
+            return
+        self.active_side = side
+        self.pane(side).focus()
+        self._land(row)
+
+    def action_kernel(self, step: int) -> None:
+        n = len(self.comparison.get("kernels") or [])
+        if n > 1:
+            self.kernel_index = (self.kernel_index + step) % n
+        else:
+            self.notify("This comparison has one kernel.", timeout=2)
+
+    def action_view(self, view: str) -> None:
+        if view in VIEWS:
+            self.view = view
+
+    def action_toggle_normalise(self) -> None:
+        self.normalised = not self.normalised
+
+    # ------------------------------------------------------------------ search and jump
+
+    def action_search(self) -> None:
+        from .prompt import PromptScreen
+
+        self.app.push_screen(
+            PromptScreen(f"search side {self.active_side.upper()} — regex, fuzzy when nothing matches "
+                         "(enter repeats)",
+                         value="", placeholder=self._last_search or "e.g. STL|LDL or UTCHMMA"),
+            self.search,
+        )
+
+    def search(self, query: str | None, step: int = 1) -> None:
+        """Move to the next line of the active side matching ``query`` (regex, else fuzzy)."""
+        if query is None or self.model is None:
+            return
+        query = query or self._last_search
+        if not query:
+            return
+        self._last_search = query
+        row, how = self.model.search(self.active_side, query, self.cursor, step)
+        if row is None:
+            self.notify(f"No line of side {self.active_side.upper()} matches {query!r}.",
+                        severity="warning", timeout=3, markup=False)
+            return
+        if how == "fuzzy":
+            self.notify(f"No exact match for {query!r}; nearest fuzzy match.", timeout=3, markup=False)
+        self._land(row)
+
+    def action_jump(self) -> None:
+        from .prompt import PromptScreen
+
+        self.app.push_screen(
+            PromptScreen(f"jump on side {self.active_side.upper()} — address, label or source line",
+                         placeholder="0x6630 · .L_x_12 · 925 · mask.py:680"),
+            self.jump,
+        )
+
+    def jump(self, text: str | None) -> None:
+        """Go to an address, a label or a source line on the active side."""
+        if not text or self.model is None:
+            return
+        j = parse_jump(text)
+        if j is None:
+            self.notify(f"{text!r} is not an address, a label or a source line.",
+                        severity="warning", timeout=4, markup=False)
+            return
+        side = self.active_side
+        row = None
+        if j.kind == "addr" and j.addr is not None:
+            row = self.model.find_addr(side, j.addr)
+        elif j.kind == "label" and j.label:
+            row = self.model.find_label(side, j.label)
+        elif j.kind == "line" and j.line is not None:
+            row = self.model.find_source(side, j.line, j.file, after=self.cursor)
+        if row is None:
+            self.notify(f"Nothing at {text!r} on side {side.upper()}.", severity="warning", timeout=4, markup=False)
+            return
+        self._land(row)
+
+    # ------------------------------------------------------------------ actions: other screens
+
+    def action_new_compare(self) -> None:
+        open_compare = getattr(self.app, "open_compare_dialog", None)
+        if callable(open_compare):
+            open_compare()
+
+    def action_bench(self) -> None:
+        from .bench import BenchScreen
+
+        self.app.push_screen(BenchScreen(getattr(self.app, "gpu_probe", False)))
+
+    def action_crosscheck(self) -> None:
+        from .prompt import PromptScreen
+
+        default = ",".join(self._crosscheck_defaults())
+        self.app.push_screen(
+            PromptScreen("cross-check: ptxas versions to re-assemble both PTXs with (comma-separated)",
+                         value=default, placeholder="13.0,13.4"),
+            self._crosscheck_versions,
+        )
+
+    def _crosscheck_defaults(self) -> list[str]:
+        """ptxas versions of the last cross-check, else the CUDA releases that made the PTXs."""
+        from cutediff_tui.core.toolchain import version_key
+
+        found: set[str] = set()
+        for data in (self.comparison.get("crosscheck") or {}).values():
+            for row in (data or {}).get("matrix") or [] if isinstance(data, dict) else []:
+                if isinstance(row, dict) and row.get("ptxas_version"):
+                    found.add(str(row["ptxas_version"]))
+        if not found:
+            for s in ("a", "b"):
+                tc = str((((self.kernel.get(s) or {}).get("ptx") or {}).get("toolchain")) or "")
+                if tc:
+                    found.add(tc.replace("CUDA", "").strip())
+        return sorted(found, key=version_key)
+
+    def _crosscheck_versions(self, text: str | None) -> None:
+        if not text or not text.strip():
+            return
+        self.notify(f"Cross-checking with ptxas {text.strip()}…", timeout=4, markup=False)
+        self.run_crosscheck(text.strip())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="crosscheck", description="cross-check")
+    def run_crosscheck(self, versions: str) -> None:
+        from cutediff_tui.cli import build_options
+        from cutediff_tui.core.analysis_pipeline import run_crosscheck
+
+        c = self.comparison
+        params = dict((c.get("recipe") or {}).get("params") or {})
+        extra = []
+        for k, v in params.items():
+            if v is None:
+                continue
+            if isinstance(v, (list, tuple)):
+                v = ",".join(map(str, v))
+            extra.append(f"{k}={v}")
+        prof = c.get("profile") or {}
+        kw = {"kernel": (c.get("recipe") or {}).get("name", "fa4-fwd"), "arch": c.get("arch"),
+              "num_sms": prof.get("num_sms"), "extra_params": tuple(extra), "crosscheck": versions}
+        opts = build_options(c["sides"]["a"]["dsl"], c["sides"]["b"]["dsl"], kw)
+        result = run_crosscheck(c, opts, lambda _msg: None)
+        self.post_message(CrosscheckFinished(result))
+
+    @on(CrosscheckFinished)
+    def crosscheck_done(self, message: CrosscheckFinished) -> None:
+        from .crosscheck import CrosscheckScreen
+
+        self.comparison["crosscheck"] = message.result
+        self.app.push_screen(CrosscheckScreen(message.result))
+
+    def action_export(self) -> None:
+        self.export_report()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="export", description="export the report")
+    def export_report(self) -> None:
+        from ..export import write_report
+
+        self.post_message(ReportWritten(write_report(self.comparison, Path.cwd())))
+
+    @on(ReportWritten)
+    def report_written(self, message: ReportWritten) -> None:
+        self.notify(f"Wrote {message.path}", title="report", timeout=6, markup=False)

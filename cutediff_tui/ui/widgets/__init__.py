@@ -1,0 +1,1 @@
+"""Widgets of the cutediff TUI (one per module)."""

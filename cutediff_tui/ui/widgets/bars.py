@@ -1,0 +1,93 @@
+"""Thin one-line bars: the view switcher with its status, and each pane's title."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from ..model import VIEW_TITLES, VIEWS
+
+__all__ = ["ViewBar", "PaneTitle"]
+
+
+class ViewBar(Static):
+    """``1 SASS  2 PTX  3 MLIR  4 ptxas log`` (click to switch) and a status on the right."""
+
+    DEFAULT_CSS = """
+    ViewBar {
+        height: 1;
+        width: 1fr;
+        background: $surface-darken-1;
+        color: $text-muted;
+        link-style: none;
+        link-color: $text-muted;
+        link-background: $surface-darken-1 0%;
+        link-style-hover: bold;
+        link-color-hover: $foreground;
+        link-background-hover: $panel;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.view = "sass"
+        self.status = Content("")
+
+    def show(self, view: str, status: Content | str = "") -> None:
+        self.view = view
+        self.status = status if isinstance(status, Content) else Content(status)
+        self.update(self.build(), layout=False)  # one fixed line: no layout pass on cursor moves
+
+    def on_resize(self) -> None:
+        self.update(self.build(), layout=False)
+
+    def build(self) -> Content:
+        parts: list = []
+        for n, v in enumerate(VIEWS, 1):
+            label = f" {n} {VIEW_TITLES[v]} "
+            style = "bold $foreground on $panel" if v == self.view else "$text-muted"
+            parts.append(Content.from_markup(f"[@click=screen.view('{v}')]$label[/]", label=label).stylize(style))
+        left = Content.assemble(*parts)
+        right = self.status
+        pad = max(1, self.size.width - left.cell_length - right.cell_length - 1)
+        return Content.assemble(left, " " * pad, right, " ")
+
+
+class PaneTitle(Static):
+    """``A  DSL 4.5.1 · 5,680 instructions · 0 spills   addr 0x6630``."""
+
+    DEFAULT_CSS = """
+    PaneTitle {
+        height: 1;
+        width: 1fr;
+        background: $surface;
+        color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    PaneTitle.-active { background: $panel; }
+    """
+
+    def __init__(self, side: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.side = side
+        self.label = ""
+        self.caption = ""
+        self.where = ""
+        self.spills = 0
+        self._shown: Content | None = None
+
+    def show(self, label: str, caption: str = "", spills: int = 0, where: str = "") -> None:
+        self.label, self.caption, self.spills, self.where = label, caption, spills, where
+        s = self.side
+        parts: list = [(f" {s.upper()} ", f"bold $background on $side-{s}"), (f" {label}", f"bold $side-{s}")]
+        if caption:
+            parts.append((f" · {caption}", "$text-muted"))
+        if spills:
+            parts.append((f" · {spills} spills", "bold $spill"))
+        if where:
+            parts.append((f"  {where}", "$foreground"))
+        content = Content.assemble(*parts)
+        if content != self._shown:
+            self._shown = content
+            self.update(content, layout=False)

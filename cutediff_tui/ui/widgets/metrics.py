@@ -1,0 +1,239 @@
+"""The metrics pane: resources A / B / Δ, instruction classes, register pressure.
+
+Colours come from the theme: ``$regression`` for a resource that got worse (more
+registers, stack, spills), ``$improvement`` for one that got better.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+from textual_plotext import PlotextPlot
+
+__all__ = ["MetricsPane", "RESOURCES", "resource_rows", "class_rows", "PressurePlot"]
+
+#: (metric key, label) in display order.
+RESOURCES: tuple[tuple[str, str], ...] = (
+    ("registers", "registers"),
+    ("stack_bytes", "stack bytes"),
+    ("spill_store_bytes", "spill stores"),
+    ("spill_load_bytes", "spill loads"),
+    ("stl", "STL"),
+    ("ldl", "LDL"),
+    ("shared_bytes", "shared bytes"),
+    ("local_bytes", "local bytes"),
+    ("instructions", "instructions"),
+    ("compile_seconds", "compile s"),
+)
+WORSE_WHEN_HIGHER = frozenset(
+    ("registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "stl", "ldl", "local_bytes", "local")
+)
+_LABEL_W = 12
+_NUM_W = 8
+_DELTA_W = 7
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.1f}"
+    if isinstance(v, int) and abs(v) >= 100_000:
+        return f"{v / 1000:.0f}k"
+    return str(v)
+
+
+def _delta(key: str, a: Any, b: Any) -> tuple[str, str]:
+    """(text, style) of B - A for ``key``."""
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        return "", ""
+    d = b - a
+    if d == 0:
+        return "=", "$text-muted"
+    text = f"{d:+.1f}" if isinstance(d, float) else f"{d:+d}"
+    if key in WORSE_WHEN_HIGHER:
+        return text, ("bold $regression" if d > 0 else "bold $improvement")
+    return text, ""
+
+
+def resource_rows(kernel: dict) -> list[tuple[str, str, str, str, str]]:
+    """(key, label, A, B, Δ) for each resource either side reports."""
+    a, b = kernel.get("a") or {}, kernel.get("b") or {}
+    rows = []
+    for key, label in RESOURCES:
+        va, vb = a.get(key), b.get(key)
+        if va is None and vb is None:
+            continue
+        d, _ = _delta(key, va, vb)
+        rows.append((key, label, _fmt(va), _fmt(vb), d))
+    return rows
+
+
+def class_rows(kernel: dict, limit: int = 8) -> list[tuple[str, str, Any, Any, int]]:
+    """(class, label, A, B, Δ) sorted by size of change, the largest first."""
+    deltas = (kernel.get("deltas") or {}).get("instruction_classes") or {}
+    if not deltas:
+        a = (kernel.get("a") or {}).get("instruction_classes") or {}
+        b = (kernel.get("b") or {}).get("instruction_classes") or {}
+        deltas = {k: [a.get(k, 0), b.get(k, 0), b.get(k, 0) - a.get(k, 0)] for k in set(a) | set(b)}
+    try:
+        from cutediff_tui.core.analysis.classes import default_classes
+
+        label = default_classes().label
+    except Exception:  # noqa: BLE001 - labels are cosmetic
+        label = str
+    items = sorted(deltas.items(), key=lambda kv: (-abs(kv[1][2]), -max(kv[1][0], kv[1][1]), kv[0]))
+    return [(k, label(k), v[0], v[1], v[2]) for k, v in items[:limit]]
+
+
+def _row(label: str, a: str, b: str, d: str, d_style: str, label_style: str = "") -> Content:
+    return Content.assemble(
+        (f"{label[:_LABEL_W]:<{_LABEL_W}}", label_style),
+        (f"{a:>{_NUM_W}}", ""),
+        (f"{b:>{_NUM_W}}", ""),
+        (f"{d:>{_DELTA_W}}", d_style),
+    )
+
+
+def _side_head(side: str, version: str) -> str:
+    text = f"{side} {version}"
+    return text if len(text) < _NUM_W else f"{side} …{version[-(_NUM_W - 4):]}"
+
+
+def _head(title: str, a: str, b: str) -> Content:
+    return Content.assemble(
+        (f"{title[:_LABEL_W]:<{_LABEL_W}}", "bold"),
+        (f"{a:>{_NUM_W}}", "bold $side-a"),
+        (f"{b:>{_NUM_W}}", "bold $side-b"),
+        (f"{'Δ':>{_DELTA_W}}", "bold"),
+    )
+
+
+class PressurePlot(PlotextPlot):
+    """Live general-purpose registers along the kernel, A and B (``nvdisasm -lrm``)."""
+
+    DEFAULT_CSS = """
+    PressurePlot { height: 10; min-height: 8; background: $surface; margin-bottom: 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.series: dict[str, list[int]] = {}
+        self.labels: dict[str, str] = {}
+
+    def set_series(self, series: dict[str, list[int]], labels: dict[str, str]) -> None:
+        self.series = series
+        self.labels = labels
+        self.replot()
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.replot())
+        self.replot()
+
+    def replot(self) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.xticks([0, 25, 50, 75, 100], ["0", "25", "50", "75", "100%"])
+        colours = {"a": self._colour("side-a"), "b": self._colour("side-b")}
+        for s, ys in self.series.items():
+            if not ys:
+                continue
+            n = len(ys)
+            xs = [round(100 * (k + 0.5) / n, 1) for k in range(n)]
+            plt.plot(xs, ys, label=self.labels.get(s, s.upper()), color=colours[s], marker="braille")
+        top = max((max(ys) for ys in self.series.values() if ys), default=0)
+        if top:
+            step = max(1, round(top / 3 / 8) * 8)
+            plt.yticks(list(range(0, top + 1, step)))
+        self.refresh()
+
+    def _colour(self, var: str) -> tuple[int, int, int] | str:
+        from textual.color import Color
+
+        value = self.app.theme_variables.get(var) if self.is_attached else None
+        try:
+            c = Color.parse(value) if value else None
+        except Exception:  # noqa: BLE001 - a variable that is not a plain colour
+            c = None
+        return (c.r, c.g, c.b) if c else ("blue" if var == "side-a" else "magenta")
+
+
+class MetricsPane(Vertical):
+    """Resources and instruction classes of one kernel, A vs B, and a pressure plot."""
+
+    DEFAULT_CSS = """
+    MetricsPane {
+        height: auto;
+        background: $surface;
+        padding: 0 0 0 1;
+        margin-top: 1;
+        & > .metrics-block { height: auto; margin-bottom: 1; text-wrap: nowrap; text-overflow: clip; }
+        & > #pressure, & > #pressure-title { display: none; }
+        & > #pressure.-shown, & > #pressure-title.-shown { display: block; }
+        & > #pressure-title { color: $text-muted; text-style: bold; }
+    }
+    """
+
+    def __init__(self, comparison: dict, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.comparison = comparison
+        self.kernel: dict = {}
+        self.rows: list[tuple[str, str, str, str, str]] = []
+        self.class_data: list[tuple[str, str, Any, Any, int]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="resources", classes="metrics-block")
+        yield Static("register pressure · live GPRs", id="pressure-title")
+        yield PressurePlot(id="pressure")
+        yield Static(id="classes", classes="metrics-block")
+
+    def show_kernel(self, kernel: dict) -> None:
+        """Show the metrics of ``kernel`` (the plot waits for :meth:`show_pressure`)."""
+        self.kernel = kernel
+        self.rows = resource_rows(kernel)
+        self.class_data = class_rows(kernel)
+        sides = self.comparison.get("sides", {})
+        la = (sides.get("a") or {}).get("dsl", "A")
+        lb = (sides.get("b") or {}).get("dsl", "B")
+        lines = [_head("resources", _side_head("A", la), _side_head("B", lb))]
+        for key, label, va, vb, d in self.rows:
+            _, style = _delta(key, (kernel.get("a") or {}).get(key), (kernel.get("b") or {}).get(key))
+            lines.append(_row(label, va, vb, d, style, "$text-muted"))
+        al = kernel.get("alignment") or {}
+        if al.get("match_pct") is not None:
+            lines.append(_row("SASS match", "", f"{al['match_pct']:.1f}%", "", "", "$text-muted"))
+        if kernel.get("pair_error"):
+            lines.append(Content.assemble((kernel["pair_error"], "$text-error")))
+        self.query_one("#resources", Static).update(Content("\n").join(lines))
+        cls_lines = [_head("classes", "A", "B")]
+        for key, label, va, vb, d in self.class_data:
+            text = "=" if d == 0 else f"{d:+d}"
+            style = "$text-muted" if d == 0 else (
+                ("bold $regression" if d > 0 else "bold $improvement") if key in WORSE_WHEN_HIGHER else ""
+            )
+            cls_lines.append(_row(label, _fmt(va), _fmt(vb), text, style, "$text-muted"))
+        if not self.class_data:
+            cls_lines.append(Content.styled("no instruction classes recorded", "$text-muted"))
+        self.query_one("#classes", Static).update(Content("\n").join(cls_lines))
+
+    def show_pressure(self, series: dict[str, list[int]]) -> None:
+        """Plot live-register curves (hidden when there are none)."""
+        plot = self.query_one(PressurePlot)
+        shown = any(series.values())
+        plot.set_class(shown, "-shown")
+        self.query_one("#pressure-title").set_class(shown, "-shown")
+        if shown:
+            sides = self.comparison.get("sides", {})
+            labels = {s: f"{s.upper()} {(sides.get(s) or {}).get('dsl', '')}" for s in series}
+            plot.set_series(series, labels)
+
+    def text(self) -> str:
+        """The resources and classes as plain text (for tests and copying)."""
+        return "\n".join(
+            str(self.query_one(f"#{i}", Static).render()) for i in ("resources", "classes")
+        )
