@@ -41,7 +41,7 @@ SCREEN_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("compare: new", "Compile a new comparison: pick DSL A and B", "new_compare"),
     ("compare: cross-check with ptxas versions", "Re-assemble both PTXs with other ptxas versions", "crosscheck"),
     ("export: report as Markdown", "Write cutediff-report.md in the current folder", "export"),
-    ("bench: open pane", "The benchmark pane (placeholder until the bench issue)", "bench"),
+    ("bench: open pane", "Time A and B on the local GPU, interleaved (or show the recorded bench)", "bench"),
 )
 APP_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("app: help", "List every key", "help"),

@@ -262,14 +262,14 @@ async def test_quit(make_app):
         assert app.return_code == 0 or not app.is_running
 
 
-async def test_bench_placeholder_is_honest(make_app):
+async def test_bench_pane_with_a_gpu_offers_to_run(make_app):
     app = make_app(gpu_probe={"name": "NVIDIA H200", "arch": "sm_90a"})
     async with app.run_test(size=(120, 36)) as pilot:
         await open_fa4(pilot)
         await pilot.press("b")
         await settle(pilot)
         text = " ".join(str(w.render()) for w in app.screen.query("Static"))
-        assert "bench issue" in text and "NVIDIA H200" in text
+        assert "NVIDIA H200" in text and "press r" in text
         await pilot.press("escape")
 
 

@@ -104,7 +104,7 @@ class MainScreen(Screen[None]):
         Binding("c", "new_compare", "Compare", id="compare.new", tooltip="Compile a new comparison (pick DSL A and B)"),
         Binding("x", "crosscheck", "Cross-check", show=False, id="compare.crosscheck",
                 tooltip="Re-assemble both PTXs with other ptxas versions"),
-        Binding("b", "bench", "Bench", show=False, id="bench.open", tooltip="The benchmark pane (placeholder)"),
+        Binding("b", "bench", "Bench", show=False, id="bench.open", tooltip="The benchmark pane: time A and B on the local GPU"),
         Binding("e", "export", "Export", id="export.report", tooltip="Write a Markdown report to the current folder"),
     ]
 
@@ -521,7 +521,7 @@ class MainScreen(Screen[None]):
     def action_bench(self) -> None:
         from .bench import BenchScreen
 
-        self.app.push_screen(BenchScreen(getattr(self.app, "gpu_probe", False)))
+        self.app.push_screen(BenchScreen(getattr(self.app, "gpu_probe", False), getattr(self.app, "comparison", None)))
 
     def action_crosscheck(self) -> None:
         from .prompt import PromptScreen
