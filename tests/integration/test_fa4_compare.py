@@ -94,3 +94,28 @@ def test_same_compare_again_is_served_from_cache(fwd_result, compile_cache):
     k = _kernel(again, "FlashAttentionForwardSm100")
     assert k["b"]["spill_store_bytes"] == 176
     print(f"warm compare wall {wall:.2f} s (process start included)")
+
+
+def test_fwdbwd_for_sm90a_compiles_every_kernel(compile_cache):
+    """The H100/H200 path: forward plus the three backward kernels, on both versions."""
+    proc = cutediff(["compare", "4.5.1", "4.8.0", *PINS, "--kernel", "fa4-fwdbwd", "--arch", "sm_90a", "--no-lineinfo",
+                     "--json", "-"], compile_cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    names = [k["name"] for k in result["kernels"]]
+    assert names == ["FlashAttentionForwardSm90", "FlashAttentionBackwardPreprocess", "FlashAttentionBackwardSm90",
+                     "FlashAttentionBackwardPostprocess"]
+    assert all(k["a"] and k["b"] for k in result["kernels"])
+    assert result["arch"] == "sm_90a" and result["profile"]["num_sms"] == 132
+
+
+def test_persistent_forward_compiles_without_a_gpu_from_the_profile(compile_cache):
+    """Non-causal batched forward uses the persistent scheduler, which asks for the SM count."""
+    proc = cutediff(["compare", "4.5.1", "4.8.0", *PINS, "--kernel", "fa4-fwd", "--batched", "--no-causal",
+                     "--gpu", "b200", "--no-lineinfo", "--json", "-"], compile_cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["profile"]["name"] == "b200" and result["profile"]["num_sms"] == 148 and result["arch"] == "sm_100a"
+    (k,) = result["kernels"]
+    assert k["name"] == "FlashAttentionForwardSm100" and k["a"]["registers"] == 128
+    assert any("148 SMs" in s for s in result["sides"]["a"]["shims"])
