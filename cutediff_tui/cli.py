@@ -25,7 +25,9 @@ class State:
 
 
 def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    from .core.files import display
+
+    err_console.print(f"[bold red]error:[/] {escape(display(message))}", soft_wrap=True)
     sys.exit(code)
 
 
@@ -55,6 +57,19 @@ def guarded(func):
             fail(f"cutediff hit an internal error ({type(exc).__name__}: {str(exc)[:200]}). Run again with --debug and report it.")
 
     return wrapper
+
+
+def side_error_lines(errors: list[str]) -> list[str]:
+    """The sides' error sentences, once when both sides failed the same way."""
+    import re
+
+    from .core.files import display
+
+    errors = [display(e) for e in errors]
+    bare = [re.sub(r"^Side [AB]: ", "", e) for e in errors]
+    if len(errors) == 2 and bare[0] == bare[1] and bare[0] != errors[0]:
+        return [f"Both sides: {bare[0]}"]
+    return errors
 
 
 def progress_printer(quiet: bool = False):
@@ -116,7 +131,7 @@ def build_options(a: str, b: str, kw: dict[str, Any]):
     State.debug = bool(kw.get("debug"))
     cuda = int(kw["cuda"]) if kw.get("cuda") else None
     specs = (parse_side(a, kw.get("with_", ()), cuda), parse_side(b, kw.get("with_", ()), cuda))
-    recipe = get_recipe(kw["kernel"])
+    recipe = get_recipe(kw["kernel"], search=[p for s in specs for p in s.local_paths()])
     given = {k: kw.get(k) for k in PARAM_KEYS}
     for item in kw.get("extra_params", ()):
         if "=" not in item:
@@ -127,7 +142,7 @@ def build_options(a: str, b: str, kw: dict[str, Any]):
     # FA4 parameters only apply to FA4 recipes; others declare their own.
     known = {p.name for p in recipe.params}
     unknown = [k for k in given if k not in known]
-    if unknown:
+    if unknown and recipe.strict:
         raise CutediffError(f"Recipe {recipe.name} has no parameter {', '.join(unknown)}.",
                             f"Its parameters: {', '.join(sorted(known)) or 'none'}.")
     params = coerce_params(recipe, given)
@@ -199,22 +214,33 @@ def open_cmd(result: Path, debug: bool) -> None:
 @click.option("--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4.")
 @click.option("--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled).")
 @click.option("--tui", is_flag=True, help="Open the result in the TUI.")
+@click.option("--a-source", default=None, help="Side A compiles the recipe file from here: a PATH (file, or a checkout holding it) or git:REV.")
+@click.option("--b-source", default=None, help="Side B compiles the recipe file from here: a PATH or git:REV.")
+@click.option("--watch", is_flag=True, help="Recompile and reprint when the recipe's source files change (Ctrl-C stops).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @guarded
 def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, quiet: bool, **kw: Any) -> None:
     """Compile a recipe under toolchains A and B (in parallel) and compare the kernels.
 
     A and B are DSL versions with optional pins, e.g. 4.5.1 or 4.8.0,quack-kernels==0.6.5.
+    --kernel takes a built-in recipe or a recipe file/module (cutediff recipes lists them).
     """
+    from .cli_recipes import plan_for, watch_compare
     from .core.analysis_pipeline import dumps
-    from .core.compare import run_compare
+    from .core.recipes.sources import run_compare_plan
     from .core.resultdir import save_result
     from .render import comparison_tables
 
     opts = build_options(a, b, kw)
+    plan = plan_for(opts, kw)
     progress = progress_printer(quiet)
     progress(f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} ({opts.profile.name}, {opts.profile.num_sms} SMs)")
-    comparison = run_compare(opts, progress)
+    if kw.get("watch"):
+        if tui:
+            raise CutediffError("--watch runs headless for now; the TUI takes the watch hook in a later change.",
+                                "Drop --tui (the tables are reprinted after each edit).")
+        return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
+    comparison = run_compare_plan(opts, plan, progress)
     if save:
         comparison = save_result(comparison, save)
         progress(f"saved to {save}")
@@ -227,7 +253,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
         for renderable in comparison_tables(comparison):
             out_console.print(renderable)
     errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
-    for e in errors:
+    for e in side_error_lines(errors):
         err_console.print(f"[bold red]error:[/] {escape(e)}", soft_wrap=True)
     if tui and not errors:
         from .ui.app import CutediffApp
@@ -241,41 +267,46 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
 @click.argument("path_a", type=click.Path(path_type=Path))
 @click.argument("path_b", type=click.Path(path_type=Path))
 @click.option("--json", "json_out", default=None, help="Write the comparison as JSON to PATH, or - for stdout.")
+@click.option("--allow-arch-mismatch", is_flag=True, help="Compare cubins built for different GPU architectures (figures only).")
 @click.option("--debug", is_flag=True)
 @guarded
-def diff(path_a: Path, path_b: Path, json_out: str | None, debug: bool) -> None:
+def diff(path_a: Path, path_b: Path, json_out: str | None, allow_arch_mismatch: bool, debug: bool) -> None:
     """Analyse existing artifacts, no compile: a .cubin, a .ptx or a CUTE_DSL_DUMP_DIR folder per side."""
     State.debug = State.debug or debug
     from .core.analysis_pipeline import dumps
     from .core.artifacts_diff import diff_paths
     from .render import comparison_tables
 
-    comparison = diff_paths(path_a, path_b, command="cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:]))
+    def warn(msg: str) -> None:
+        err_console.print(f"[bold yellow]warning:[/] {escape(msg)}", soft_wrap=True)
+
+    comparison = diff_paths(path_a, path_b, command="cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:]),
+                            allow_arch_mismatch=allow_arch_mismatch, warn=warn)
     if json_out == "-":
         sys.stdout.write(dumps(comparison) + "\n")
-        return
-    if json_out:
-        Path(json_out).write_text(dumps(comparison) + "\n")
-    for renderable in comparison_tables(comparison):
-        out_console.print(renderable)
+    else:
+        if json_out:
+            Path(json_out).write_text(dumps(comparison) + "\n")
+        for renderable in comparison_tables(comparison):
+            out_console.print(renderable)
+    errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
+    for e in side_error_lines(errors):
+        err_console.print(f"[bold red]error:[/] {escape(e)}", soft_wrap=True)
+    if errors:
+        sys.exit(2)
 
 
 @main.command()
-def recipes() -> None:
-    """List the recipes and their parameters."""
-    from rich.table import Table
+@click.argument("refs", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print them as JSON.")
+@click.option("--debug", is_flag=True)
+@guarded
+def recipes(refs: tuple[str, ...], as_json: bool, debug: bool) -> None:
+    """List the recipes and their parameters: built-in ones and samples, or those of the files/modules given."""
+    State.debug = State.debug or debug
+    from .cli_recipes import show_recipes
 
-    from .core.recipes import BUILTINS
-
-    for r in BUILTINS.values():
-        t = Table(title=f"{r.name}: {r.summary}", title_justify="left", show_edge=False)
-        t.add_column("parameter")
-        t.add_column("type")
-        t.add_column("default")
-        t.add_column("help")
-        for p in r.params:
-            t.add_row("--" + p.name.replace("_", "-"), p.type, str(p.default), p.help + (f" ({'|'.join(p.choices)})" if p.choices else ""))
-        out_console.print(t)
+    show_recipes(refs, as_json)
 
 
 @main.command()

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
 from .build import Build
 from .errors import CutediffError
+from .files import display
 from .gpu import GpuProfile
 from .paths import cache_dir
 from .recipes import RecipeInfo
@@ -86,49 +88,83 @@ def import_side(path: Path) -> Build:
     kernels = _collect(path)
     h = hashlib.sha256()
     for name, cubin, ptx in kernels:
-        h.update(name.encode())
+        h.update(name.encode("utf-8", "surrogateescape"))
         for p in (cubin, ptx):
             if p is not None:
                 h.update(p.read_bytes())
     key = "import-" + h.hexdigest()[:20]
     root = cache_dir() / "imports" / key
     if not (root / "manifest.json").is_file():
-        tmp = root.with_name(root.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        compiles = []
-        for i, (name, cubin, ptx) in enumerate(kernels):
-            kd = tmp / "kernels" / f"{i:03d}"
-            kd.mkdir(parents=True)
-            if ptx is not None:
-                (kd / "kernel.ptx").write_bytes(ptx.read_bytes().rstrip(b"\x00"))
-            if cubin is not None:
-                from .analysis.tools import check_cubin
+        from .analysis.tools import check_cubin
 
+        for _name, cubin, _ptx in kernels:  # refuse bad input before anything is written
+            if cubin is not None:
                 check_cubin(cubin)
-                shutil.copy(cubin, kd / "kernel.cubin")
-            else:
-                _assemble(kd / "kernel.ptx", kd / "kernel.cubin")
-            compiles.append({"index": i, "seconds": None, "callable": name})
-        logs = "\n".join(p.read_text(errors="replace") for p in (path.glob("*.log") if path.is_dir() else []))
-        (tmp / "compile.log").write_text(logs)
-        (tmp / "manifest.json").write_text(json.dumps({"compiles": compiles, "source": str(path)}))
-        shutil.rmtree(root, ignore_errors=True)
-        tmp.rename(root)
+        tmp = root.with_name(f"{root.name}.{os.getpid()}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            compiles = []
+            for i, (name, cubin, ptx) in enumerate(kernels):
+                kd = tmp / "kernels" / f"{i:03d}"
+                kd.mkdir(parents=True)
+                if ptx is not None:
+                    (kd / "kernel.ptx").write_bytes(ptx.read_bytes().rstrip(b"\x00"))
+                if cubin is not None:
+                    shutil.copy(cubin, kd / "kernel.cubin")
+                else:
+                    _assemble(kd / "kernel.ptx", kd / "kernel.cubin")
+                compiles.append({"index": i, "seconds": None, "callable": display(name)})
+            logs = "\n".join(p.read_text(errors="replace") for p in (path.glob("*.log") if path.is_dir() else []))
+            (tmp / "compile.log").write_text(logs)
+            (tmp / "manifest.json").write_text(json.dumps({"compiles": compiles, "source": display(path)}))
+            shutil.rmtree(root, ignore_errors=True)
+            tmp.rename(root)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     manifest = json.loads((root / "manifest.json").read_text())
     kdirs = sorted((root / "kernels").iterdir())
     return Build(key, root, manifest, True, 0.0, kernels=kdirs)
 
 
-def diff_paths(path_a: Path, path_b: Path, command: str = "") -> dict:
+def side_archs(build: Build) -> list[str]:
+    """The SASS targets of a side's cubins, in kernel order, without repeats."""
     from .analysis.fingerprint import cubin_arch
+
+    archs: list[str] = []
+    for k in build.kernels:
+        a = cubin_arch((k / "kernel.cubin").read_bytes())
+        if a not in archs:
+            archs.append(a)
+    return archs
+
+
+def diff_paths(path_a: Path, path_b: Path, command: str = "", *, allow_arch_mismatch: bool = False,
+               warn=None) -> dict:
+    """Analyse two sides' artifacts. Cubins for different GPU architectures are refused unless
+    ``allow_arch_mismatch``; then ``warn`` gets one sentence and the comparison says so."""
     from .analysis_pipeline import analyze
     from .compare import CompareOptions, SideOutcome
 
     builds = [import_side(Path(p)) for p in (path_a, path_b)]
-    arch = cubin_arch((builds[0].kernels[0] / "kernel.cubin").read_bytes())
+    archs = [side_archs(b) for b in builds]
+    arch = archs[0][0]
+    mismatch = None
+    if set(archs[0]) != set(archs[1]):
+        mismatch = (f"side A is built for {', '.join(archs[0])} and side B for {', '.join(archs[1])}, so their "
+                    f"SASS comes from different instruction sets")
+        if not allow_arch_mismatch:
+            raise CutediffError(
+                f"The two sides are cubins for different GPU architectures: {mismatch} and cannot be lined up.",
+                "Compare cubins built for the same arch (--arch when compiling), or run cutediff diff "
+                "--allow-arch-mismatch to compare the resource figures anyway.",
+            )
+        if warn is not None:
+            warn(f"{mismatch[0].upper()}{mismatch[1:]}; register, stack and spill figures are comparable, "
+                 "the instruction alignment is not.")
     outcomes = []
     for p, b in zip((path_a, path_b), builds):
-        o = SideOutcome(spec=ToolchainSpec(dsl=str(p), pins=()), label=str(p))
+        o = SideOutcome(spec=ToolchainSpec(dsl=display(p), pins=()), label=display(p))
         o.build = b
         o.lineinfo_build = b  # nvdisasm -g reads whatever line info the cubin carries
         outcomes.append(o)
@@ -137,6 +173,11 @@ def diff_paths(path_a: Path, path_b: Path, command: str = "") -> dict:
         recipe=RecipeInfo("artifacts", "existing artifacts", "-", ()),
         params={},
         profile=GpuProfile(f"from-cubin-{arch}", arch, 0, 0),
-        command=command,
+        command=display(command),
     )
-    return analyze(outcomes, opts)
+    comparison = analyze(outcomes, opts)
+    if mismatch:
+        for s, a in zip("ab", archs):
+            comparison["sides"][s]["notes"] = [*comparison["sides"][s].get("notes", []),
+                                               f"cubins for {', '.join(a)} (architectures differ between the sides)"]
+    return comparison

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -140,6 +141,60 @@ def load_cached(key: str) -> Build | None:
     return Build(key, path, manifest, True, 0.0, kernels=_kernel_dirs(path))
 
 
+def _read_json(path: Path) -> dict | None:
+    """A JSON file the worker wrote, or None when it is missing, empty or cut short (disk full)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_builds(root: Path, progress: Progress = _noop) -> int:
+    """Remove half-written build folders (``.tmp-KEY-PID-TID``) left by a cutediff process that
+    died: a parent killed with SIGKILL cannot clean up after itself."""
+    removed = 0
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return 0
+    for p in entries:
+        if not p.is_dir() or not p.name.startswith(".tmp-"):
+            continue
+        parts = p.name.split("-")  # [".tmp", key, pid, thread]
+        pid_text = parts[2] if len(parts) > 2 else ""
+        if not pid_text.isdigit() or _pid_alive(int(pid_text)):
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+        removed += 1
+        progress(f"removed a half-written build left by an earlier crash ({p.name})")
+    return removed
+
+
+def _disk_problem(path: Path) -> str | None:
+    """Why the cache cannot take a build (disk full), or None."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    free = st.f_bavail * st.f_frsize
+    if free < 1 << 20:
+        return f"the disk holding the cache ({path}) is full ({free // 1024} KiB free)"
+    return None
+
+
 def _kernel_dirs(path: Path) -> list[Path]:
     kd = path / "kernels"
     return sorted(p for p in kd.iterdir() if (p / "kernel.cubin").is_file()) if kd.is_dir() else []
@@ -163,8 +218,11 @@ def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
             log,
         )
     if isinstance(msg, str) and ("No module named" in msg or typ in ("ImportError", "ModuleNotFoundError", "AttributeError")):
+        shims = err.get("shims") or []
+        tried = (f" even with cutediff's {len(shims)} compatibility shim(s) applied ({'; '.join(shims)})"
+                 if shims else "")
         return CompileError(
-            f"Side {side}: recipe {recipe.name} could not import what it needs ({typ}: {msg}).",
+            f"Side {side}: recipe {recipe.name} could not import what it needs ({typ}: {msg}){tried}.",
             f"Pin a matching version of {', '.join(recipe.needs) or 'the kernel package'} with --with, or use a DSL version it supports.",
             log,
         )
@@ -193,9 +251,47 @@ def compile_build(
         )
     key = req.key()
     root = artifacts_dir()
+    try:
+        return _compile_locked(req, key, root, side=side, use_cache=use_cache, timeout=timeout,
+                               progress=progress, cancel=cancel)
+    except OSError as exc:  # disk full, read-only or vanished cache folder: one sentence, nothing kept
+        if exc.errno in _CACHE_ERRNOS:
+            raise CompileError(
+                f"Side {side}: the build could not be written to the cache at {root} ({_os_reason(exc)}).",
+                "Free some space or set CUTEDIFF_CACHE_DIR to a writable folder; nothing partial was kept.",
+            ) from None
+        raise CompileError(
+            f"Side {side}: the compile could not run ({_os_reason(exc)}).",
+            "Nothing partial was kept; run with --debug for details.",
+        ) from None
+
+
+_CACHE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.ENOENT)
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "no space is left on its disk"
+    if exc.errno == errno.EROFS:
+        return "its file system is read-only"
+    return (exc.strerror or str(exc)) + (f": {exc.filename}" if exc.filename else "")
+
+
+def _compile_locked(
+    req: BuildRequest,
+    key: str,
+    root: Path,
+    *,
+    side: str,
+    use_cache: bool,
+    timeout: float,
+    progress: Progress,
+    cancel: threading.Event | None,
+) -> Build:
     root.mkdir(parents=True, exist_ok=True)
     repaired = None
     with file_lock(root / f".{key}.lock"):
+        clean_stale_builds(root, lambda m: progress(f"side {side}: {m}"))
         final = root / key
         if use_cache and final.is_dir():
             problem = verify(final)
@@ -272,6 +368,7 @@ def _run_worker(
         "recipe_entry": req.recipe.entry,
         "params": req.params,
         "event_fd": write_fd,
+        "parent_pid": os.getpid(),
     }
     (out / "request.json").write_text(json.dumps(request, indent=1))
     log_path = out / "compile.log"
@@ -328,11 +425,11 @@ def _run_worker(
         raise
     t.join(timeout=2)
     if rc != 0:
-        err_file = out / "error.json"
-        if err_file.is_file():
-            err = json.loads(err_file.read_text())
+        err = _read_json(out / "error.json")
+        if err is not None:
             exc = _describe_failure(err, side, req.recipe)
-            exc.log = log_path.read_text(errors="replace")
+            # the worker's output, then its traceback (which only error.json holds)
+            exc.log = "\n".join(x for x in (log_path.read_text(errors="replace").strip(), err.get("traceback", "")) if x)
             raise exc
         if rc < 0:
             sig = signal.Signals(-rc).name
@@ -341,16 +438,28 @@ def _run_worker(
                 "Nothing was cached; run the command again (check memory if it happens each time).",
                 log_path.read_text(errors="replace"),
             )
+        full = _disk_problem(out.parent)
+        if full:
+            raise CompileError(
+                f"Side {side}: the compile worker failed because {full}.",
+                "Free some space or set CUTEDIFF_CACHE_DIR to a folder with room; nothing partial was kept.",
+                log_path.read_text(errors="replace"),
+            )
         tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
         raise CompileError(
             f"Side {side}: the compile worker exited with status {rc} ({tail[0][:200]}).",
             "Run with --debug to see its log.",
             log_path.read_text(errors="replace"),
         )
-    mf = out / "manifest.json"
-    if not mf.is_file():
-        raise CompileError(f"Side {side}: the compile worker ended without a manifest.", "Run with --debug to see its log.")
-    return json.loads(mf.read_text())
+    manifest = _read_json(out / "manifest.json")
+    if manifest is None:
+        full = _disk_problem(out.parent)
+        raise CompileError(
+            f"Side {side}: the compile worker ended without a readable manifest"
+            + (f" because {full}." if full else "."),
+            "Free some space or set CUTEDIFF_CACHE_DIR to a folder with room." if full else "Run with --debug to see its log.",
+        )
+    return manifest
 
 
 def _kill(proc: subprocess.Popen) -> None:

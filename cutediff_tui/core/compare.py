@@ -109,9 +109,31 @@ def preflight(opts: CompareOptions) -> None:
             f"Recipe {opts.recipe.name} has no kernel for {opts.profile.arch}.",
             f"It supports {supported} targets; pick one with --arch or --gpu.",
         )
+    check_cache_writable()
     if opts.wheelhouse is None:
         for spec in opts.specs:
             check_published(spec)
+
+
+def check_cache_writable() -> None:
+    """Refuse, in one sentence, a cache folder that cannot be written (read-only, under a file)."""
+    import errno
+    import os
+
+    root = cache_dir()
+    probe = root / f".probe-{os.getpid()}-{threading.get_ident()}"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        why = {errno.EROFS: "its file system is read-only", errno.ENOSPC: "no space is left on its disk",
+               errno.ENOTDIR: "a file stands where a folder of its path should be"}.get(exc.errno or 0,
+                                                                                     exc.strerror or str(exc))
+        raise CutediffError(
+            f"The cache folder {root} cannot be written ({why}).",
+            "Set CUTEDIFF_CACHE_DIR to a writable folder with free space.",
+        ) from None
 
 
 def run_compare(
@@ -122,14 +144,25 @@ def run_compare(
     """Build both sides in parallel and analyse them into a comparison dict."""
     preflight(opts)
     t0 = time.monotonic()
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    cancel = cancel if cancel is not None else threading.Event()
+    pool = ThreadPoolExecutor(max_workers=2)
+    try:
         futures = [pool.submit(run_side, s, spec, opts, progress, cancel) for s, spec in zip(SIDES, opts.specs)]
         outcomes = [f.result() for f in futures]
+    except BaseException:
+        # Ctrl-C (or any failure) in this thread: stop both sides' workers, let them remove their
+        # half-written builds, and only then hand the interruption on.
+        cancel.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     build_seconds = time.monotonic() - t0
     from .analysis_pipeline import analysis_digest, analyze
 
     key = _comparison_key(outcomes, opts, analysis_digest())
-    cached = _load_comparison(key) if (key and opts.use_cache) else None
+    # A build rebuilt after damage is analysed afresh, so that the comparison reports the repair.
+    repaired = any(b is not None and b.repaired for o in outcomes for b in (o.build, o.lineinfo_build))
+    cached = _load_comparison(key) if (key and opts.use_cache and not repaired) else None
     if cached is not None:
         comparison = cached
         comparison["command"] = opts.command
@@ -234,9 +267,19 @@ def load_json(path: Path) -> dict:
         raise CutediffError(f"{path} is not a JSON comparison.", "Give a file written by cutediff compare --json.") from None
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema != SCHEMA:
+        newer = isinstance(schema, str) and schema.startswith("cutediff.comparison/") and \
+            schema.rsplit("/", 1)[-1].isdigit() and int(schema.rsplit("/", 1)[-1]) > int(SCHEMA.rsplit("/", 1)[-1])
         raise CutediffError(
             f"{path} uses schema {schema!r}, and this cutediff reads {SCHEMA!r}.",
-            "Re-create it with this version of cutediff (cutediff compare … --json).",
+            "Open it with a newer cutediff (pip install -U cutediff)." if newer
+            else "Re-create it with this version of cutediff (cutediff compare … --json).",
+        )
+    sides = data.get("sides")
+    if not (isinstance(sides, dict) and all(isinstance(sides.get(s), dict) for s in SIDES)
+            and isinstance(data.get("kernels"), list)):
+        raise CutediffError(
+            f"{path} says it is a {SCHEMA} comparison but lacks its sides or kernels (it was cut short or edited).",
+            "Re-create it with cutediff compare … --json.",
         )
     from .resultdir import absolutize
 

@@ -20,3 +20,9 @@ def read_artifact(kdir: Path, name: str) -> bytes | None:
 def read_text(kdir: Path, name: str) -> str | None:
     data = read_artifact(kdir, name)
     return None if data is None else data.decode(errors="replace")
+
+
+def display(text: object) -> str:
+    """A path or name as printable text: bytes that are not UTF-8 (kept by Python as surrogates in
+    file names) become U+FFFD instead of failing when printed or encoded."""
+    return str(text).encode("utf-8", "surrogateescape").decode("utf-8", "replace")

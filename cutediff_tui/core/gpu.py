@@ -69,16 +69,18 @@ def local_gpu() -> dict | None:
     if not smi:
         return None
     try:
-        out = subprocess.run(
+        proc = subprocess.run(
             [smi, "--query-gpu=name,compute_cap", "--format=csv,noheader"],
             capture_output=True, text=True, timeout=10,
-        ).stdout.strip().splitlines()
+        )
     except (OSError, subprocess.SubprocessError):
         return None
-    if not out:
+    out = proc.stdout.strip().splitlines()
+    # nvidia-smi without a working driver exits non-zero and prints its complaint on stdout
+    m = re.match(r"^(.+?),\s*(\d+)\.(\d+)\s*$", out[0]) if (out and proc.returncode == 0) else None
+    if m is None:
         return None
-    name, cap = [s.strip() for s in out[0].split(",")[:2]]
-    major, minor = cap.split(".")
+    name, major, minor = m.group(1).strip(), m.group(2), m.group(3)
     suffix = "a" if int(major) >= 9 else ""
     return {"name": name, "arch": f"sm_{major}{minor}{suffix}"}
 

@@ -150,13 +150,21 @@ def parse_side(text: str, shared: Iterable[str] = (), cuda: int | None = None) -
             "Start each side with a version of nvidia-cutlass-dsl, e.g. 4.5.1 or 4.8.0,quack-kernels==0.6.5.",
         )
     pins: dict[str, Pin] = {}
-    for raw in list(shared) + parts[1:]:
-        pin = parse_pin(raw)
-        if pin.name == DSL_PACKAGE:
-            raise ToolchainError(
-                f"The pin {raw!r} names the DSL itself.", "Put the DSL version first in the side, e.g. 4.8.0."
-            )
-        pins[pin.name] = pin
+    for group in (list(shared), parts[1:]):  # side pins override shared ones; within one list, no repeats
+        seen: dict[str, Pin] = {}
+        for raw in group:
+            pin = parse_pin(raw)
+            if pin.name == DSL_PACKAGE:
+                raise ToolchainError(
+                    f"The pin {raw!r} names the DSL itself.", "Put the DSL version first in the side, e.g. 4.8.0."
+                )
+            if pin.name in seen and seen[pin.name] != pin:
+                raise ToolchainError(
+                    f"The pins {seen[pin.name]} and {pin} conflict: both name {pin.name}.",
+                    "Keep one pin per package (a side's own pin replaces a --with pin of the same package).",
+                )
+            seen[pin.name] = pin
+        pins.update(seen)
     return ToolchainSpec(dsl=dsl, pins=tuple(pins[k] for k in sorted(pins)), cuda=cuda or host_cuda_major())
 
 
@@ -350,11 +358,16 @@ def _run_uv(args: list[str], *, what: str, env: dict | None = None, timeout: flo
     except subprocess.TimeoutExpired:
         raise ToolchainError(f"{what} timed out after {int(timeout)} s.", "Check the network and try again.") from None
     if proc.returncode != 0:
-        raise ToolchainError(f"{what} failed: {_uv_reason(proc.stderr)}", _uv_hint(proc.stderr))
+        reason = _uv_reason(proc.stderr)
+        raise ToolchainError(f"{what} failed: {reason}" + ("" if reason.endswith((".", "!", "?")) else "."),
+                             _uv_hint(proc.stderr))
     return proc.stdout
 
 
 def _uv_reason(stderr: str) -> str:
+    m = re.search(r"Because (\S+) has no wheels with a matching (Python [\w ]+?tag|platform tag)[^)]*\)?", stderr)
+    if m:  # the resolver's long explanation cut to what a user needs
+        return f"{m.group(0).removeprefix('Because ').strip()}"
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     interesting = [ln for ln in lines if not ln.startswith(("Resolved", "Prepared", "Installed", "Using"))]
     text = " ".join(interesting[:4]) or "uv reported an error"
@@ -366,10 +379,11 @@ def _uv_hint(stderr: str) -> str:
     low = stderr.lower()
     if "network" in low or "dns" in low or "connect" in low or "offline" in low:
         return "Check the network, or build from a wheelhouse: cutediff env download on a connected machine, then env create --wheelhouse DIR."
+    if "no matching distribution" in low or "no wheels" in low or "only has wheels" in low:
+        return (f"That version has no wheel for Python {python_tag()} on this platform; pick another version, "
+                "or run cutediff with a Python it has wheels for.")
     if "no solution" in low or "unsatisfiable" in low or "not found in the package registry" in low:
         return "Check the pinned versions (cutediff env list shows what resolved before)."
-    if "no matching distribution" in low or "no wheels" in low or "only has wheels" in low:
-        return "That version has no wheel for this Python or platform; pick another version."
     return "Run again with --debug for uv's full output."
 
 
@@ -548,6 +562,9 @@ def create_env(
             existing.spec = spec
             return existing
         clean_stale(progress)
+        if final.exists():  # no readable env.json: a removal or an older cutediff was cut short
+            progress(f"replacing the incomplete environment {final.name}")
+            _discard(final)
         if check_index and wheelhouse is None:
             check_published(spec)
         tmp = root / f".tmp-{key}-{os.getpid()}"
@@ -622,9 +639,20 @@ def remove_env(target: str) -> list[str]:
     removed = []
     for env in list_envs():
         if target in (env.name, env.spec.dsl, env.key):
-            shutil.rmtree(env.path)
+            _discard(env.path)
             removed.append(env.name)
     return removed
+
+
+def _discard(path: Path) -> None:
+    """Remove an environment folder so that no half of it is left looking usable: rename it to a
+    temporary name first (swept by :func:`clean_stale` if this process dies), then delete it."""
+    tmp = path.with_name(f".tmp-rm-{path.name}-{os.getpid()}")
+    try:
+        os.replace(path, tmp)
+    except OSError:
+        tmp = path
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def download_env(

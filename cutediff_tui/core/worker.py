@@ -147,6 +147,9 @@ class Recorder:
 def load_entry(entry: str):
     module, _, func = entry.partition(":")
     if module.endswith(".py") or os.sep in module:
+        folder = os.path.dirname(os.path.abspath(module))
+        if folder not in sys.path:  # the recipe's own helper modules next to it are importable
+            sys.path.insert(0, folder)
         spec = importlib.util.spec_from_file_location("cutediff_user_recipe", module)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {module}")
@@ -230,6 +233,7 @@ def run(request: dict) -> int:
             "traceback": traceback.format_exc(),
             "dsl_version": dsl_version,
             "compiles_done": len(state["compiles"]),
+            "shims": manifest.get("shims", []),
         }
         (out / "error.json").write_text(json.dumps(err, indent=1))
         emit("error", **{k: err[k] for k in ("stage", "type", "message")})
@@ -242,10 +246,27 @@ def run(request: dict) -> int:
     return 0
 
 
+def die_with_parent(parent: int | None) -> None:
+    """Linux: be killed when the cutediff process that started us dies (even by SIGKILL), so that
+    no orphan keeps compiling into a folder nobody will read."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except Exception:
+        return
+    if parent and os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(3)
+
+
 def main(argv: list[str] | None = None) -> int:
     global _EVENTS
     argv = sys.argv[1:] if argv is None else argv
     request = json.loads(Path(argv[0]).read_text())
+    die_with_parent(request.get("parent_pid"))
     fd = request.get("event_fd")
     if fd is not None:
         try:

@@ -61,6 +61,8 @@ def gpu_snapshot() -> dict | None:
     except (OSError, subprocess.SubprocessError, IndexError):
         return None
     parts = [p.strip() for p in line.split(",")]
+    if len(parts) < 6:  # an nvidia-smi that answers the query in another shape: no snapshot, no crash
+        return None
 
     def num(x: str) -> float | None:
         try:
@@ -167,6 +169,11 @@ def _expect(worker: SideWorker, want: str) -> dict:
         if kind == "oom":
             raise CutediffError(f"Side {worker.side.upper()}: the GPU ran out of memory for a shape ({msg}).",
                                 "Use smaller shapes (--shape TOTALxHEADSh/DOCS).")
+        if kind == "arch":
+            raise CutediffError(
+                f"Side {worker.side.upper()}: the kernel was built for an architecture this GPU cannot run ({msg}).",
+                "Run the bench on a GPU of the arch the kernel targets, or use a toolchain that supports this GPU.",
+            )
         raise CutediffError(f"Side {worker.side.upper()}: the bench failed ({msg}).", "Run with --debug for the worker log.")
     if ev.get("event") != want:
         raise CutediffError(f"Side {worker.side.upper()}: unexpected bench event {ev.get('event')!r}.")

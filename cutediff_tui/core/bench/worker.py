@@ -24,6 +24,17 @@ def send(event: str, **data) -> None:
     _OUT.flush()
 
 
+def error_kind(message: str) -> str | None:
+    """``oom`` (the GPU ran out of memory) or ``arch`` (no kernel image for this GPU), else None."""
+    low = message.lower()
+    if "out of memory" in low:
+        return "oom"
+    if "no kernel image" in low or "nokernelimage" in low or "invalid device function" in low \
+            or "unsupported gpu architecture" in low:
+        return "arch"
+    return None
+
+
 def make_case(shape: dict, mode: str):
     """Tensors for one shape and a callable that runs the timed work once."""
     import torch
@@ -119,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             flush = buf.zero_
     except Exception as exc:  # reported as data; the runner turns it into a sentence
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        kind = "oom" if "out of memory" in msg.lower() else "setup"
+        kind = error_kind(msg) or "setup"
         send("error", message=f"{type(exc).__name__}: {msg[:300]}", kind=kind)
         return 3
     send("started", device=torch.cuda.get_device_name(0))
@@ -133,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 ms = time_round(cases[i], int(req["warmup"]), int(req["iters"]), flush, bool(req.get("sync", False)))
             except Exception as exc:
-                send("error", message=f"{type(exc).__name__}: {str(exc)[:300]}", kind="run")
+                send("error", message=f"{type(exc).__name__}: {str(exc)[:300]}", kind=error_kind(str(exc)) or "run")
                 return 3
             send("samples", shape=i, ms=ms)
     return 0

@@ -3,7 +3,12 @@
 A recipe is a Python callable ``recipe(ctx)`` run inside a toolchain worker. It gets a
 :class:`~cutediff_tui.core.recipes.context.RecipeContext` (target arch, parameters, fake-tensor
 helpers) and compiles one or more kernels with ``cute.compile``; cutediff captures every kernel
-compiled, whatever the DSL version. Built-in recipes are listed in :data:`BUILTINS`.
+compiled, whatever the DSL version. Built-in recipes are listed in :data:`BUILTINS`; any other
+recipe is named by reference, ``path/to/file.py[:function]`` or ``package.module[:function]``
+(see :mod:`.refs`), and declares its parameters with :func:`recipe` as literal data that the host
+reads with :mod:`ast`, without importing the DSL (docs/recipes.md).
+
+This package is imported inside toolchain workers too: standard library only at the top.
 """
 
 from __future__ import annotations
@@ -16,15 +21,64 @@ from typing import Any
 from ..errors import CutediffError
 
 
+PARAM_TYPES = ("int", "float", "bool", "str", "window")
+
+
 @dataclass(frozen=True)
 class Param:
-    """A recipe parameter (name as used on the CLI, with underscores)."""
+    """A recipe parameter (name as used on the CLI, with underscores).
+
+    ``type`` is one of :data:`PARAM_TYPES`; left out, it follows the default's Python type.
+    """
 
     name: str
-    type: str  # "int" | "bool" | "str" | "window"
-    default: Any
+    type: str = ""  # "int" | "float" | "bool" | "str" | "window"
+    default: Any = None
     choices: tuple = ()
     help: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.type:
+            object.__setattr__(self, "type", _infer_type(self.default))
+        if isinstance(self.choices, list):
+            object.__setattr__(self, "choices", tuple(self.choices))
+
+
+def _infer_type(default: Any) -> str:
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, int):
+        return "int"
+    if isinstance(default, float):
+        return "float"
+    if isinstance(default, (list, tuple)) and len(default) == 2:
+        return "window"
+    return "str"
+
+
+def recipe(*args: Any, **declaration: Any):
+    """Declare a recipe: ``@recipe(params=[Param("n", "int", 4096)], archs=(90, 100))``.
+
+    Also usable bare (``@recipe``). At run time it only tags the function; cutediff reads the
+    declaration from the file's source with :mod:`ast`, so every argument must be literal data
+    (numbers, strings, tuples, lists, dicts, ``Param(...)`` with literal arguments). Keywords:
+    ``name``, ``summary`` (default: the docstring's first line), ``params``, ``archs`` (arch
+    families such as ``90``/``100`` or names such as ``"sm_90a"``), ``needs`` (packages to pin).
+    """
+    if len(args) == 1 and callable(args[0]) and not declaration:
+        args[0].cutediff_recipe = {}
+        return args[0]
+    if args:
+        raise TypeError("recipe() takes keyword arguments only: @recipe(params=[...], archs=(...))")
+
+    def tag(fn):
+        fn.cutediff_recipe = dict(declaration)
+        return fn
+
+    return tag
+
+
+cutediff_recipe = recipe  # the same decorator under its long name
 
 
 @dataclass(frozen=True)
@@ -33,17 +87,33 @@ class RecipeInfo:
 
     name: str
     summary: str
-    entry: str  # "module:function" importable inside the worker
+    entry: str  # "module:function" or "/abs/file.py:function", importable inside the worker
     params: tuple[Param, ...] = ()
     archs: tuple[int, ...] = (90, 100, 120)  # arch families it supports
     needs: tuple[str, ...] = ()  # packages that must be pinned or importable
-    source_files: tuple[str, ...] = field(default=())
+    source_files: tuple[str, ...] = field(default=())  # other files whose content decides the build
+    kind: str = "builtin"  # "builtin" | "file" | "module"
+    path: str | None = None  # the recipe's own file on this machine, when known
+    strict: bool = True  # parameters checked against ``params`` (False: a module not found on the host)
+
+    @property
+    def function(self) -> str:
+        return self.entry.rpartition(":")[2]
+
+    def files(self) -> list[Path]:
+        """The files whose content decides this recipe's build (the ones ``--watch`` polls)."""
+        out: list[Path] = []
+        own = Path(self.path) if self.path else module_file(self.entry.rpartition(":")[0])
+        for p in ([own] if own else []) + [Path(x) for x in self.source_files]:
+            if p not in out:
+                out.append(p)
+        return out
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 
     def source_digest(self) -> str:
-        module = self.entry.split(":")[0]
+        module = self.entry.rpartition(":")[0]
         h = hashlib.sha256(self.entry.encode())
         path = module_file(module)
         if path and path.is_file():
@@ -51,6 +121,7 @@ class RecipeInfo:
         for extra in self.source_files:
             p = Path(extra)
             if p.is_file():
+                h.update(str(p).encode())
                 h.update(p.read_bytes())
         return h.hexdigest()[:16]
 
@@ -61,8 +132,9 @@ class RecipeInfo:
 
 
 def module_file(module: str) -> Path | None:
+    """The file of a recipe module: cutediff's own (found without importing), or a ``.py`` path."""
     if module.startswith("cutediff_tui."):
-        base = Path(__file__).resolve().parents[2]
+        base = Path(__file__).resolve().parents[3]  # the folder holding the cutediff_tui package
         return base.joinpath(*module.split(".")).with_suffix(".py")
     p = Path(module)
     return p if p.suffix == ".py" else None
@@ -85,6 +157,34 @@ def _fa4_params() -> tuple[Param, ...]:
     )
 
 
+def _quack_norm_params(n: int = 4096) -> tuple[Param, ...]:
+    return (
+        Param("n", "int", n, help="row length (hidden size); rows are dynamic"),
+        Param("dtype", "str", "bf16", choices=("bf16", "fp16", "fp32"), help="element type"),
+    )
+
+
+_QUACK = "cutediff_tui.core.recipes.quack_kernels"  # not "quack": loaded as a file, it would shadow the package
+_QUACK_ARCHS = (80, 90, 100, 110, 120)
+_RMSNORM_PARAMS = _quack_norm_params() + (
+    Param("weight_dtype", "str", "fp32", choices=("fp32", "bf16", "fp16", "none"), help="weight type (none: no weight)"),
+    Param("residual", "bool", False, help="fused residual add"),
+)
+_CE_PARAMS = (
+    Param("n", "int", 32768, help="vocabulary size (row length); rows are dynamic"),
+    Param("dtype", "str", "bf16", choices=("bf16", "fp16", "fp32"), help="logits type"),
+    Param("fused_dx", "bool", False, help="forward also writes dx (quack's fused loss+grad path)"),
+)
+_GEMM_PARAMS = (
+    Param("dtype", "str", "bf16", choices=("bf16", "fp16"), help="A and B type"),
+    Param("out_dtype", "str", "", choices=("", "bf16", "fp16", "fp32"), help="D type (empty: as --param dtype)"),
+    Param("tile_m", "int", 0, help="CTA tile M (0: quack's default for the arch)"),
+    Param("tile_n", "int", 0, help="CTA tile N (0: quack's default for the arch)"),
+    Param("cluster_m", "int", 0, help="cluster M (0: quack's default)"),
+    Param("cluster_n", "int", 0, help="cluster N (0: quack's default)"),
+    Param("pingpong", "str", "auto", choices=("auto", "on", "off"), help="ping-pong warp groups (SM90/SM120)"),
+)
+
 BUILTINS: dict[str, RecipeInfo] = {
     r.name: r
     for r in (
@@ -100,38 +200,89 @@ BUILTINS: dict[str, RecipeInfo] = {
             "fa4-fwdbwd", "FlashAttention-4 forward and backward", "cutediff_tui.core.recipes.fa4:fa4_fwdbwd",
             _fa4_params(), (90, 100, 110, 120), ("flash-attn-4",),
         ),
+        RecipeInfo("quack-rmsnorm-fwd", "quack RMSNorm forward", f"{_QUACK}:quack_rmsnorm_fwd",
+                   _RMSNORM_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
+        RecipeInfo("quack-rmsnorm-bwd", "quack RMSNorm backward", f"{_QUACK}:quack_rmsnorm_bwd",
+                   _RMSNORM_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
+        RecipeInfo("quack-softmax-fwd", "quack softmax forward", f"{_QUACK}:quack_softmax_fwd",
+                   _quack_norm_params(), _QUACK_ARCHS, ("quack-kernels",)),
+        RecipeInfo("quack-softmax-bwd", "quack softmax backward", f"{_QUACK}:quack_softmax_bwd",
+                   _quack_norm_params(), _QUACK_ARCHS, ("quack-kernels",)),
+        RecipeInfo("quack-cross-entropy-fwd", "quack cross-entropy forward (loss and LSE)",
+                   f"{_QUACK}:quack_cross_entropy_fwd", _CE_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
+        RecipeInfo("quack-cross-entropy-bwd", "quack cross-entropy backward",
+                   f"{_QUACK}:quack_cross_entropy_bwd", _CE_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
+        RecipeInfo("quack-gemm", "quack GEMM D = A·B (persistent, quack's default tile per arch)",
+                   f"{_QUACK}:quack_gemm", _GEMM_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
     )
 }
 
 
-def get_recipe(name: str) -> RecipeInfo:
+def get_recipe(name: str, *, search: list[str] | tuple[str, ...] = ()) -> RecipeInfo:
+    """A built-in recipe by name, or a recipe by reference (``file.py[:fn]``, ``pkg.module[:fn]``).
+
+    ``search``: extra folders in which to look for a module's file (the sides' ``--with`` source
+    folders). References are read with :mod:`ast`; nothing is imported.
+    """
     if name in BUILTINS:
         return BUILTINS[name]
+    from .refs import is_reference, resolve_reference
+
+    if is_reference(name):
+        return resolve_reference(name, search=search)
     raise CutediffError(
-        f"There is no recipe called {name!r}.", f"Built-in recipes: {', '.join(BUILTINS)} (cutediff recipes lists them)."
+        f"There is no recipe called {name!r}.",
+        f"Built-in recipes: {', '.join(BUILTINS)} (cutediff recipes lists them); "
+        "or name a recipe file as path/to/file.py[:function] or a module as package.module[:function].",
     )
 
 
+def _convert(p: Param, key: str, value: Any) -> Any:
+    try:
+        if p.type == "int" and not isinstance(value, bool):
+            return int(value)
+        if p.type == "float":
+            return float(value)
+    except (TypeError, ValueError):
+        raise CutediffError(f"--param {key}={value!r} is not {'an integer' if p.type == 'int' else 'a number'}.",
+                            f"Write it as e.g. --param {key}={p.default if p.default is not None else 1}.") from None
+    if p.type == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).lower()
+        if text not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            raise CutediffError(f"--param {key}={value!r} is not true or false.", f"Write it as e.g. --param {key}=true.")
+        return text in ("1", "true", "yes", "on")
+    if p.type == "window" and isinstance(value, str):
+        try:
+            left, right = (int(x) for x in value.split(","))
+        except ValueError:
+            raise CutediffError(f"--{key} {value!r} is not two integers L,R.", f"Write it as e.g. --{key} 128,0.") from None
+        return [left, right]
+    if p.type == "str" and not isinstance(value, str):
+        return str(value)
+    return value
+
+
 def coerce_params(recipe: RecipeInfo, given: dict[str, Any]) -> dict[str, Any]:
-    """Fill defaults and check types/choices of user parameters."""
+    """Fill defaults and check types/choices of user parameters.
+
+    A recipe whose declaration could not be read (``strict=False``: a module only the toolchain
+    has) takes any parameter, as the string given.
+    """
     out = recipe.defaults()
     known = {p.name: p for p in recipe.params}
     for key, value in given.items():
         if value is None:
             continue
         if key not in known:
-            raise CutediffError(f"Recipe {recipe.name} has no parameter {key!r}.", f"Its parameters: {', '.join(known)}.")
+            if not recipe.strict:
+                out[key] = value
+                continue
+            raise CutediffError(f"Recipe {recipe.name} has no parameter {key!r}.",
+                                f"Its parameters: {', '.join(known) or 'none'}.")
         p = known[key]
-        if p.type == "int":
-            value = int(value)
-        elif p.type == "bool":
-            value = value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
-        elif p.type == "window" and isinstance(value, str):
-            try:
-                left, right = (int(x) for x in value.split(","))
-            except ValueError:
-                raise CutediffError(f"--window {value!r} is not two integers L,R.", "Write it as e.g. --window 128,0.") from None
-            value = [left, right]
+        value = _convert(p, key, value)
         if p.choices and value not in p.choices:
             raise CutediffError(f"{key}={value!r} is not one of {', '.join(map(str, p.choices))}.")
         out[key] = value

@@ -1,0 +1,458 @@
+"""``--watch``: recompile when a recipe's source changes, and keep the reader's place.
+
+Three layers, all headless (no Textual; the TUI calls them):
+
+* :class:`Watcher` polls the mtimes of files (and ``.py`` files under folders) in a daemon
+  thread, confirms a change by content, and calls ``on_change(change)`` with a :class:`Change`
+  that holds each changed file's text before and after. Standard library only.
+* :func:`map_line` / :meth:`Change.map_line` carry a line number of an edited file over the
+  edit (difflib), and :func:`keep_cursor` finds, in the rebuilt view, the row showing the same
+  source line, so a cursor stays where it was.
+* :class:`CompareWatch` ties it to the compile: on a change it re-reads the recipe, recompiles
+  (the unchanged side comes from the build cache; a compile still running is cancelled and
+  restarted) and hands each new comparison to ``on_result``, or a one-sentence error to
+  ``on_error``. The CLI reprints its tables; the TUI swaps the comparison in place.
+
+The TUI hook, in a screen that shows a comparison made from ``opts`` and ``plan``::
+
+    self.watch = CompareWatch(opts, plan, given=params_given,
+                              on_result=lambda c, ch: self.app.call_from_thread(self.swap, c, ch),
+                              on_error=lambda msg, ch: self.app.call_from_thread(self.notify, msg))
+    self.watch.start(initial=False)          # the comparison on screen is the first result
+    ...
+    def swap(self, comparison, change):
+        anchor = cursor_anchor(old_model, side, old_row)   # before the model is replaced
+        ...rebuild the PaneModel from ``comparison``...
+        row = keep_cursor(new_model, side, anchor, change)
+        if row is not None: pane.cursor = row
+    ...on unmount: self.watch.stop()
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import CutediffError
+
+__all__ = ["Watcher", "Change", "map_line", "same_file", "row_for_source", "cursor_anchor", "keep_cursor",
+           "Anchor", "CompareWatch"]
+
+_SKIP_DIRS = {"__pycache__", ".git", ".hg", ".venv", "node_modules", ".mypy_cache", ".pytest_cache"}
+_MAX_TEXT = 4 << 20
+
+
+# ---------------------------------------------------------------- polling
+
+
+def _expand(paths: Iterable[Path]) -> list[Path]:
+    """Files to poll: the files given, and ``.py`` files under the folders given."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+                out += [Path(root) / f for f in sorted(files) if f.endswith(".py")]
+        else:
+            out.append(p)
+    return out
+
+
+def _stat(p: Path) -> tuple | None:
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _read(p: Path) -> tuple[str | None, str | None]:
+    """(digest, text) of a file; (None, None) when it is missing."""
+    try:
+        data = p.read_bytes()
+    except OSError:
+        return None, None
+    text = data.decode("utf-8", errors="replace") if len(data) <= _MAX_TEXT else None
+    return hashlib.sha1(data).hexdigest(), text
+
+
+@dataclass
+class Change:
+    """Files whose content changed, with their text before and after (None: missing)."""
+
+    paths: list[Path]
+    before: dict[Path, str | None] = field(default_factory=dict)
+    after: dict[Path, str | None] = field(default_factory=dict)
+    sides: set[str] = field(default_factory=set)  # filled by CompareWatch: the sides these files feed
+    at: float = field(default_factory=time.time)
+
+    def names(self) -> str:
+        return ", ".join(p.name for p in self.paths[:4]) + (f" and {len(self.paths) - 4} more" if len(self.paths) > 4 else "")
+
+    def text_of(self, file: str | Path) -> tuple[str | None, str | None] | None:
+        """(before, after) of ``file`` if it is one of the changed files."""
+        for p in self.paths:
+            if same_file(p, file):
+                return self.before.get(p), self.after.get(p)
+        return None
+
+    def map_line(self, file: str | Path, line: int) -> int:
+        """``line`` of ``file`` after this change (unchanged when the file did not change)."""
+        texts = self.text_of(file)
+        if texts is None or texts[0] is None or texts[1] is None:
+            return line
+        return map_line(texts[0], texts[1], line)
+
+
+class Watcher:
+    """Polls ``paths`` (files, or folders of ``.py`` files) and calls ``on_change(Change)``.
+
+    ``interval`` is the polling period; a change is reported once the files have stopped
+    changing for one period (editors that save in two steps give one event), and only when
+    the content differs (a touch does not count). ``on_change`` runs in the watcher's thread.
+    """
+
+    def __init__(self, paths: Iterable[str | Path], on_change: Callable[[Change], Any], *,
+                 interval: float = 0.25) -> None:
+        self.on_change = on_change
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._roots: list[Path] = [Path(p) for p in paths]
+        self._stats: dict[Path, tuple | None] = {}
+        self._digests: dict[Path, str | None] = {}
+        self._texts: dict[Path, str | None] = {}
+        self._pending: dict[Path, tuple | None] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._snapshot()
+
+    @property
+    def paths(self) -> list[Path]:
+        return list(self._roots)
+
+    def files(self) -> list[Path]:
+        """The files polled now."""
+        with self._lock:
+            return list(self._stats)
+
+    def text(self, path: str | Path) -> str | None:
+        """The last known text of a polled file."""
+        for p, t in self._texts.items():
+            if same_file(p, path):
+                return t
+        return None
+
+    def _snapshot(self) -> None:
+        with self._lock:
+            for f in _expand(self._roots):
+                if f not in self._stats:
+                    self._stats[f] = _stat(f)
+                    self._digests[f], self._texts[f] = _read(f)
+
+    def set_paths(self, paths: Iterable[str | Path]) -> None:
+        """Poll these instead (e.g. after the recipe started importing another helper)."""
+        with self._lock:
+            self._roots = [Path(p) for p in paths]
+            keep = set(_expand(self._roots))
+            for f in list(self._stats):
+                if f not in keep:
+                    self._stats.pop(f, None)
+                    self._digests.pop(f, None)
+                    self._texts.pop(f, None)
+        self._snapshot()
+
+    def check(self) -> Change | None:
+        """One poll: the change completed since the last poll that saw it start, if any."""
+        with self._lock:
+            current = {f: _stat(f) for f in _expand(self._roots)}
+            moved = {f: s for f, s in current.items() if self._stats.get(f, "new") != s}
+            if moved:  # still changing: note it, report once it has settled
+                self._pending.update(moved)
+                for f, s in moved.items():
+                    self._stats[f] = s
+                return None
+            if not self._pending:
+                return None
+            pending, self._pending = self._pending, {}
+            change = Change([])
+            for f in pending:
+                digest, text = _read(f)
+                if digest == self._digests.get(f) and f in self._digests:
+                    continue
+                change.paths.append(f)
+                change.before[f] = self._texts.get(f)
+                change.after[f] = text
+                self._digests[f], self._texts[f] = digest, text
+            return change if change.paths else None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                change = self.check()
+            except Exception:  # a vanished folder mid-walk: try again next period
+                continue
+            if change is not None:
+                self.on_change(change)
+
+    def start(self) -> Watcher:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="cutediff-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Watcher:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+# ---------------------------------------------------------------- keeping the cursor
+
+
+def map_line(old_text: str, new_text: str, line: int) -> int:
+    """Line ``line`` (1-based) of ``old_text``, carried over the edit into ``new_text``.
+
+    An unchanged line moves with the lines inserted or deleted above it; a line inside a
+    rewritten block lands at the same offset in the new block (clamped); a deleted line lands
+    on the line that now follows the deletion.
+    """
+    old = old_text.splitlines()
+    new = new_text.splitlines()
+    if not new:
+        return 1
+    i = max(0, line - 1)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if not (i1 <= i < i2):
+            continue
+        if tag == "equal":
+            return j1 + (i - i1) + 1
+        if tag == "replace":
+            return min(j1 + (i - i1), j2 - 1) + 1
+        if tag == "delete":
+            return min(j1, len(new) - 1) + 1
+    return min(i, len(new) - 1) + 1  # past the end of the old text
+
+
+def same_file(a: str | Path | None, b: str | Path | None) -> bool:
+    """Whether two spellings name one file: equal, equal once resolved, or one a path suffix of the other."""
+    if a is None or b is None:
+        return False
+    sa, sb = str(a), str(b)
+    if sa == sb:
+        return True
+    pa, pb = Path(sa), Path(sb)
+    if pa.is_absolute() and pb.is_absolute():
+        try:
+            return pa.resolve() == pb.resolve()
+        except OSError:
+            return False
+    short, long_ = (pa, pb) if len(pa.parts) <= len(pb.parts) else (pb, pa)
+    return len(short.parts) > 0 and long_.parts[-len(short.parts):] == short.parts
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Where a cursor is, in source terms: a file, a line, and which of that line's rows (0-based)."""
+
+    file: str
+    line: int
+    ordinal: int = 0
+
+
+def row_for_source(rows: Sequence[tuple[str | None, int | None] | None], file: str | Path, line: int,
+                   ordinal: int = 0) -> int | None:
+    """Index of the ``ordinal``-th row showing ``file:line`` (or its last one); else the row of the
+    nearest line of the same file (an earlier line wins a tie); None when the file is not shown."""
+    exact: list[int] = []
+    best: tuple[int, int] | None = None  # (distance, row)
+    for r, loc in enumerate(rows):
+        if not loc or loc[0] is None or loc[1] is None or not same_file(loc[0], file):
+            continue
+        d = loc[1] - line
+        if d == 0:
+            exact.append(r)
+            continue
+        key = (abs(d) * 2 + (1 if d > 0 else 0), r)
+        if best is None or key < best:
+            best = key
+    if exact:
+        return exact[min(ordinal, len(exact) - 1)]
+    return best[1] if best else None
+
+
+def _model_rows(model: Any, side: str) -> list[tuple[str | None, int | None] | None]:
+    """(file, line) per row of one side of a view model (duck-typed ``ui.model.PaneModel``)."""
+    out: list[tuple[str | None, int | None] | None] = []
+    for r in range(len(model)):
+        ln = model.line_at(r, side)
+        out.append((getattr(ln, "file", None), getattr(ln, "line", None)) if ln is not None else None)
+    return out
+
+
+def cursor_anchor(model: Any, side: str, row: int) -> Anchor | None:
+    """The source position under ``row`` of ``side`` (None where the row has no line info)."""
+    rows = _model_rows(model, side)
+    if not 0 <= row < len(rows) or not rows[row] or rows[row][0] is None or rows[row][1] is None:
+        return None
+    file, line = rows[row]  # type: ignore[misc]
+    ordinal = sum(1 for loc in rows[:row] if loc and loc[1] == line and same_file(loc[0], file))
+    return Anchor(str(file), int(line), ordinal)
+
+
+def keep_cursor(model: Any, side: str, anchor: Anchor | None, change: Change | None = None) -> int | None:
+    """The row of the rebuilt ``model`` that shows the anchor's source line, moved over ``change``."""
+    if anchor is None:
+        return None
+    line = change.map_line(anchor.file, anchor.line) if change is not None else anchor.line
+    return row_for_source(_model_rows(model, side), anchor.file, line, anchor.ordinal)
+
+
+# ---------------------------------------------------------------- recompiling
+
+
+class CompareWatch:
+    """Recompile a comparison whenever its sources change (see the module doc for the TUI hook).
+
+    ``opts``: the :class:`~cutediff_tui.core.compare.CompareOptions` of the first comparison;
+    ``plan``: its :class:`~cutediff_tui.core.recipes.sources.SourcePlan`; ``given``: the
+    parameters the user gave (re-checked against the recipe's declaration after each edit).
+    Callbacks run in the watch's thread.
+    """
+
+    def __init__(self, opts: Any, plan: Any, *, on_result: Callable[[dict, Change | None], Any],
+                 on_error: Callable[[str, Change | None], Any] | None = None,
+                 progress: Callable[[str], Any] | None = None, given: dict | None = None,
+                 interval: float = 0.25) -> None:
+        self.opts = opts
+        self.plan = plan
+        self.given = dict(given or {})
+        self.on_result = on_result
+        self.on_error = on_error or (lambda _m, _c: None)
+        self.progress = progress or (lambda _m: None)
+        self.round = 0
+        self._changes: list[Change] = []
+        self._cond = threading.Condition()
+        self._cancel = threading.Event()
+        self._stop = threading.Event()
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self.watcher = Watcher(list(plan.watched()), self._changed, interval=interval)
+
+    def watched(self) -> list[Path]:
+        return self.watcher.files()
+
+    def _changed(self, change: Change) -> None:
+        watched = self.plan.watched()
+        for p in change.paths:
+            for root, sides in watched.items():
+                if same_file(root, p) or root in p.parents:
+                    change.sides |= sides
+        with self._cond:
+            self._changes.append(change)
+            if self._busy:
+                self._cancel.set()  # the running compile is for stale sources
+            self._cond.notify_all()
+
+    def _merge(self, changes: list[Change]) -> Change:
+        """Several changes since the last compile as one (texts: the first before, the last after)."""
+        out = Change([])
+        for c in changes:
+            for p in c.paths:
+                if p not in out.paths:
+                    out.paths.append(p)
+                    out.before[p] = c.before.get(p)
+                out.after[p] = c.after.get(p)
+            out.sides |= c.sides
+            out.at = c.at
+        return out
+
+    def _refresh_plan(self) -> None:
+        from .recipes import coerce_params
+
+        plan = self.plan.reload()
+        params = coerce_params(plan.primary, self.given)
+        self.plan = plan
+        self.opts = replace(self.opts, recipe=plan.primary, params=params, use_cache=True)
+        self.watcher.set_paths(list(plan.watched()))
+
+    def _compile(self, change: Change | None) -> bool:
+        """One round; True when a new comparison was handed to ``on_result``."""
+        from .recipes.sources import run_compare_plan
+
+        self._cancel.clear()
+        try:
+            if change is not None:
+                self._refresh_plan()
+            comparison = run_compare_plan(self.opts, self.plan, self.progress, self._cancel)
+        except CutediffError as exc:
+            if not self._cancel.is_set():
+                self.on_error(exc.sentence(), change)
+            return False
+        if self._cancel.is_set():
+            if not self._stop.is_set():
+                self.progress("the sources changed again while compiling; starting over")
+            return False
+        self.round += 1
+        self.opts = replace(self.opts, use_cache=True)
+        self.on_result(comparison, change)
+        return True
+
+    def _loop(self, initial: bool) -> None:
+        if initial:
+            with self._cond:
+                self._busy = True
+            self._compile(None)
+            with self._cond:
+                self._busy = False
+        unshown: list[Change] = []  # changes since the comparison last handed over
+        while not self._stop.is_set():
+            with self._cond:
+                while not self._changes and not self._stop.is_set():
+                    self._cond.wait(0.5)
+                if self._stop.is_set():
+                    return
+                fresh, self._changes = self._changes, []
+                self._busy = True
+            unshown += fresh
+            latest = self._merge(fresh)
+            sides = " and ".join(s.upper() for s in sorted(latest.sides)) or "A and B"
+            self.progress(f"{latest.names()} changed: recompiling side {sides}")
+            if self._compile(self._merge(unshown)):
+                unshown = []
+            with self._cond:
+                self._busy = False
+
+    def start(self, *, initial: bool = True) -> CompareWatch:
+        """Start polling (and, with ``initial``, make the first comparison in the background)."""
+        self.watcher.start()
+        self._thread = threading.Thread(target=self._loop, args=(initial,), name="cutediff-recompile", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop polling and cancel a compile in flight (its worker is killed; nothing is cached)."""
+        self._stop.set()
+        self._cancel.set()
+        with self._cond:
+            self._cond.notify_all()
+        self.watcher.stop()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=30)
+
+    def wait(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)

@@ -1,0 +1,186 @@
+"""Recipes compiled for real on this CPU-only machine: samples, quack, failures, two sources.
+
+Slow (the DSL environments come from PyPI on the first run; each compile takes a few seconds).
+The pins are those of the FA4 tests so that the environments are shared through ``compile_cache``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples" / "recipes"
+PINS = ["--with", "flash-attn-4==4.0.0b16", "--with", "quack-kernels==0.4.1"]
+
+
+def cutediff(args: list[str], cache: Path, timeout: float = 900, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(cache))
+    return subprocess.run([sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=str(cwd))
+
+
+def compare_json(args: list[str], cache: Path, **kw) -> dict:
+    proc = cutediff(["compare", *args, "--no-lineinfo", "--json", "-", "-q"], cache, **kw)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def error_lines(stderr: str) -> list[str]:
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("error:")]
+    assert lines, stderr[-2000:]
+    assert "Traceback" not in stderr, stderr[-2000:]
+    return lines
+
+
+@pytest.mark.parametrize("sample, kernel", [("elementwise_add.py", "elementwise_add"), ("row_sum.py", "launch_row_sum")])
+def test_sample_recipe_diffs_across_dsl_versions(compile_cache, sample, kernel):
+    result = compare_json(["4.5.1", "4.8.0", *PINS, "--kernel", f"samples/recipes/{sample}", "--arch", "sm_90a"],
+                          compile_cache)
+    sa, sb = result["sides"]["a"], result["sides"]["b"]
+    assert sa["error"] is None and sb["error"] is None
+    assert sa["versions"]["nvidia-cutlass-dsl"] == "4.5.1" and sb["versions"]["nvidia-cutlass-dsl"] == "4.8.0"
+    assert result["recipe"]["name"].startswith(f"samples/recipes/{sample}:")
+    (k,) = result["kernels"]
+    assert k["name"] == kernel and k["a"] and k["b"]
+    assert k["a"]["registers"] > 0 and k["b"]["registers"] > 0 and k["a"]["instructions"] > 0
+
+
+def test_sample_parameters_reach_the_kernel(compile_cache):
+    base = ["4.8.0", "4.8.0", *PINS, "--kernel", "samples/recipes/elementwise_add.py", "--arch", "sm_100a"]
+    r = compare_json([*base, "--param", "dtype=bf16", "--param", "vec=8"], compile_cache)
+    assert r["recipe"]["params"] == {"dtype": "bf16", "cols": 4096, "threads": 256, "vec": 8}
+    (k,) = r["kernels"]
+    assert k["a"]["instructions"] == k["b"]["instructions"] > 0
+
+
+def test_quack_rmsnorm_diffs_across_dsl_versions(compile_cache):
+    result = compare_json(["4.5.1", "4.8.0", *PINS, "--kernel", "quack-rmsnorm-fwd", "--arch", "sm_100a"],
+                          compile_cache)
+    assert result["sides"]["a"]["error"] is None and result["sides"]["b"]["error"] is None
+    (k,) = result["kernels"]
+    assert k["name"] == "RMSNorm" and k["a"]["registers"] > 0 and k["b"]["registers"] > 0
+    assert any("ThrMma" in s for s in result["sides"]["b"]["shims"])  # quack 0.4.1 on DSL 4.8
+
+
+def test_quack_version_without_the_entry_point(compile_cache):
+    proc = cutediff(["compare", "4.8.0,quack-kernels==0.2.10", "4.8.0,quack-kernels==0.4.1",
+                     "--kernel", "quack-softmax-fwd", "--arch", "sm_90a", "--no-lineinfo", "-q"], compile_cache)
+    assert proc.returncode == 2
+    (line,) = error_lines(proc.stderr)
+    assert line.startswith("error: Side A: recipe quack-softmax-fwd")
+    assert "quack-kernels 0.2.10 has no softmax forward compile entry point" in line
+    assert "Softmax" in proc.stdout  # side B compiled and is shown
+
+
+def _recipe(tmp_path: Path, name: str, body: str) -> Path:
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(body))
+    return f
+
+
+def test_recipes_that_fail_give_one_sentence_naming_them(compile_cache, tmp_path):
+    base = ["compare", "4.5.1", "4.8.0", *PINS, "--arch", "sm_90a", "--no-lineinfo", "-q"]
+    bad = _recipe(tmp_path, "syntax_recipe.py", "import cutlass.cute as cute\n\ndef recipe(ctx)\n    pass\n")
+    proc = cutediff([*base, "--kernel", str(bad)], compile_cache)
+    assert proc.returncode == 2
+    (line,) = error_lines(proc.stderr)
+    assert "syntax_recipe.py has a syntax error on line 3" in line
+
+    empty = _recipe(tmp_path, "empty_recipe.py", "def recipe(ctx):\n    ctx.note('nothing to do')\n")
+    proc = cutediff([*base, "--kernel", str(empty)], compile_cache)
+    assert proc.returncode == 2
+    for line in error_lines(proc.stderr):
+        assert "recipe" in line and "empty_recipe.py:recipe ran but compiled no kernel" in line
+
+    raises = _recipe(tmp_path, "raising_recipe.py", """
+        def recipe(ctx):
+            raise ValueError(f"cols must be a multiple of 8 on {ctx.arch}")
+    """)
+    proc = cutediff([*base, "--kernel", str(raises)], compile_cache)
+    assert proc.returncode == 2
+    for line in error_lines(proc.stderr):
+        assert "raising_recipe.py:recipe failed while compiling (ValueError: cols must be a multiple of 8 on sm_90a)" in line
+
+
+OLD_KERNELS = '''
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def sub_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    bdim, _, _ = cute.arch.block_dim()
+    m, n = gA.shape
+    i = bidx * bdim + tidx
+    if i < m * n:
+        gC[i // n, i % n] = gA[i // n, i % n] - gB[i // n, i % n]
+
+
+@cute.jit
+def elementwise_add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, threads: cutlass.Constexpr):
+    m, n = mA.shape
+    sub_kernel(mA, mB, mC).launch(grid=((m * n + threads - 1) // threads, 1, 1), block=(threads, 1, 1))
+'''
+
+OLD_RECIPE = '''
+import cutlass.cute as cute
+
+from cutediff_tui.core.recipes import recipe
+from kernels_v1 import elementwise_add   # a helper module next to the recipe
+
+
+@recipe(params=[{"name": "cols", "default": 4096}, {"name": "dtype", "default": "fp32"},
+                {"name": "threads", "default": 256}])
+def add(ctx):
+    """The same recipe, older kernel, built with cutediff's fake-tensor helpers."""
+    assert ctx.dsl_version >= (4, 5) and ctx.arch_number == 90
+    dt = ctx.cute_dtype(ctx.params["dtype"])
+    a, b, c = (ctx.fake_tensor(dt, (None, ctx.params["cols"])) for _ in range(3))
+    cute.compile(elementwise_add, a, b, c, ctx.params["threads"])
+'''
+
+
+def test_two_sources_on_one_toolchain(compile_cache, tmp_path):
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "kernels_v1.py").write_text(OLD_KERNELS)
+    (old / "add_v1.py").write_text(OLD_RECIPE)
+    result = compare_json(["4.8.0", "4.8.0", *PINS, "--kernel", "samples/recipes/elementwise_add.py",
+                           "--a-source", str(old / "add_v1.py"), "--arch", "sm_90a"], compile_cache)
+    sa, sb = result["sides"]["a"], result["sides"]["b"]
+    assert sa["error"] is None and sb["error"] is None
+    assert sa["label"].endswith(f"[{old / 'add_v1.py'}]") and "[" not in sb["label"].split("]")[-1]
+    assert result["recipe"]["sources"] == {"a": str(old / "add_v1.py"), "b": None}
+    (k,) = result["kernels"]  # paired by name across the two files
+    assert k["name"] == "elementwise_add" and k["a"] and k["b"]
+    assert k["a"]["instructions"] != k["b"]["instructions"]  # one add per thread vs four
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_working_copy_against_a_git_revision(compile_cache, tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "kernels").mkdir(parents=True)
+    recipe_file = repo / "kernels" / "add.py"
+    shutil.copy(SAMPLES / "elementwise_add.py", recipe_file)
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "add"], cwd=repo, check=True)
+    recipe_file.write_text(recipe_file.read_text().replace("gA[row, col] + gB[row, col]", "gA[row, col] * gB[row, col]"))
+    result = compare_json(["4.8.0", "4.8.0", *PINS, "--kernel", "kernels/add.py", "--b-source", "git:HEAD",
+                           "--arch", "sm_100a"], compile_cache, cwd=repo)
+    assert result["sides"]["b"]["label"].endswith("[git:HEAD]")
+    (k,) = result["kernels"]
+    assert k["a"] and k["b"] and k["alignment"]["match_pct"] < 100  # + became *

@@ -1,0 +1,140 @@
+"""--watch for real: edit a recipe while cutediff watches it, see the view refreshed.
+
+Slow (real compiles: a few seconds per round on this CPU-only machine). The watched file lives in
+the persistent test cache at a fixed path, so the first round is a cache hit after the first run
+and only the edited round compiles (its content carries a fresh token each run).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "recipes" / "elementwise_add.py"
+PINS = ["--with", "flash-attn-4==4.0.0b16", "--with", "quack-kernels==0.4.1"]
+ADD = "gC[row, col] = gA[row, col] + gB[row, col]"
+
+
+def _stable_copy(compile_cache: Path, name: str) -> Path:
+    folder = compile_cache / "watch-recipes"
+    folder.mkdir(parents=True, exist_ok=True)
+    f = folder / name
+    f.write_text(SAMPLE.read_text())
+    return f
+
+
+def _lines(stream, q: queue.Queue) -> None:
+    for line in iter(stream.readline, ""):
+        q.put(line)
+    q.put(None)
+
+
+def test_editing_the_recipe_refreshes_the_view(compile_cache):
+    recipe_file = _stable_copy(compile_cache, "watched_add.py")
+    env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(compile_cache), COLUMNS="120")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cutediff_tui.cli", "compare", "4.5.1", "4.8.0", *PINS, "--kernel", str(recipe_file),
+         "--arch", "sm_90a", "--no-lineinfo", "--watch"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
+    out: queue.Queue = queue.Queue()
+    err: queue.Queue = queue.Queue()
+    threading.Thread(target=_lines, args=(proc.stdout, out), daemon=True).start()
+    threading.Thread(target=_lines, args=(proc.stderr, err), daemon=True).start()
+    seen_out: list[str] = []
+    seen_err: list[str] = []
+
+    def wait_for(pred, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for q, seen in ((out, seen_out), (err, seen_err)):
+                try:
+                    while True:
+                        line = q.get_nowait()
+                        if line is not None:
+                            seen.append(line)
+                except queue.Empty:
+                    pass
+            if pred():
+                return True
+            if proc.poll() is not None:
+                return pred()
+            time.sleep(0.1)
+        return False
+
+    tables = lambda: sum("SASS match" in ln for ln in seen_out)  # noqa: E731
+    try:
+        assert wait_for(lambda: any("watching" in ln for ln in seen_err) and tables() >= 1, 300), \
+            "".join(seen_err)[-3000:]
+        t0 = time.monotonic()
+        token = uuid.uuid4().hex[:8]
+        recipe_file.write_text(recipe_file.read_text().replace(ADD, f"{ADD.replace('+', '-')}  # {token}"))
+        assert wait_for(lambda: tables() >= 2, 120), "".join(seen_err)[-3000:]
+        refresh = time.monotonic() - t0
+        assert any("watched_add.py changed" in ln for ln in seen_out)  # the rule over the new tables
+        assert any("recompiling side A and B" in ln for ln in seen_err)
+        print(f"edit → second table: {refresh:.1f} s")
+        assert refresh < 90
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    wait_for(lambda: False, 0.5)
+    assert proc.returncode == 0, "".join(seen_err)[-2000:]
+    assert "Traceback" not in "".join(seen_err)
+    assert not list((compile_cache / "artifacts").glob(".tmp-*watched*"))
+
+
+def test_cursor_stays_on_the_source_line_after_an_edit(compile_cache, monkeypatch):
+    """In-process: CompareWatch recompiles with line info, keep_cursor finds the same statement."""
+    from cutediff_tui.cli import build_options
+    from cutediff_tui.core.recipes.sources import plan_sources
+    from cutediff_tui.core.watch import CompareWatch, cursor_anchor, keep_cursor
+    from cutediff_tui.ui.model import build_model
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(compile_cache))
+    recipe_file = _stable_copy(compile_cache, "cursor_add.py")
+    text = recipe_file.read_text()
+    add_line = next(i for i, ln in enumerate(text.splitlines(), 1) if ADD in ln)
+    opts = build_options("4.8.0", "4.8.0", {"kernel": str(recipe_file), "arch": "sm_90a", "with_": tuple(PINS[1::2])})
+    results: list = []
+    errors: list = []
+    got = threading.Event()
+    watch = CompareWatch(opts, plan_sources(opts.recipe), interval=0.1,
+                         on_result=lambda c, ch: (results.append((c, ch)), got.set()),
+                         on_error=lambda m, ch: (errors.append(m), got.set()))
+    watch.start(initial=True)
+    try:
+        assert got.wait(300) and not errors, errors
+        got.clear()
+        old_model = build_model(results[0][0], 0, "sass")
+        row = next(r for r in range(len(old_model))
+                   if (ln := old_model.line_at(r, "b")) is not None and ln.line == add_line)
+        anchor = cursor_anchor(old_model, "b", row)
+        assert anchor is not None and anchor.line == add_line and anchor.file.endswith("cursor_add.py")
+        token = uuid.uuid4().hex[:8]
+        recipe_file.write_text(f"# edited {token}\n# two more lines\n# above the kernel\n" + text)
+        assert got.wait(300) and not errors, errors
+    finally:
+        watch.stop()
+    comparison, change = results[-1]
+    assert change is not None and change.map_line(anchor.file, add_line) == add_line + 3
+    new_model = build_model(comparison, 0, "sass")
+    new_row = keep_cursor(new_model, "b", anchor, change)
+    assert new_row is not None
+    moved = new_model.line_at(new_row, "b")
+    assert moved.line == add_line + 3 and moved.file == anchor.file
