@@ -19,7 +19,7 @@ from typing import Any
 
 from .errors import CompileError, CutediffError
 from .gpu import GpuProfile, arch_family
-from .locking import file_lock
+from .locking import file_lock, pid_alive
 from .paths import artifacts_dir
 from .recipes import RecipeInfo
 from .toolchain import Env
@@ -150,16 +150,6 @@ def _read_json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def clean_stale_builds(root: Path, progress: Progress = _noop) -> int:
@@ -175,7 +165,7 @@ def clean_stale_builds(root: Path, progress: Progress = _noop) -> int:
             continue
         parts = p.name.split("-")  # [".tmp", key, pid, thread]
         pid_text = parts[2] if len(parts) > 2 else ""
-        if not pid_text.isdigit() or _pid_alive(int(pid_text)):
+        if not pid_text.isdigit() or pid_alive(int(pid_text)):
             continue
         shutil.rmtree(p, ignore_errors=True)
         removed += 1

@@ -33,3 +33,16 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (this process counts as alive)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

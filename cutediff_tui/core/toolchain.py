@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import ToolchainError
-from .locking import file_lock
+from .locking import file_lock, pid_alive
 from .paths import cache_dir, envs_dir
 
 DSL_PACKAGE = "nvidia-cutlass-dsl"
@@ -521,7 +521,7 @@ def clean_stale(progress: Progress = _noop) -> int:
     for p in root.iterdir():
         if p.name.startswith(".tmp-"):
             m = re.search(r"-(\d+)$", p.name)
-            if m and _pid_alive(int(m.group(1))):
+            if m and pid_alive(int(m.group(1))):
                 continue
             shutil.rmtree(p, ignore_errors=True)
             removed += 1
@@ -529,16 +529,6 @@ def clean_stale(progress: Progress = _noop) -> int:
     return removed
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def create_env(
