@@ -140,14 +140,24 @@ def run_compare(
     opts: CompareOptions,
     progress: Progress = _noop,
     cancel: threading.Event | None = None,
+    *,
+    side_opts: tuple[CompareOptions, CompareOptions] | None = None,
+    labels: tuple[str | None, str | None] = (None, None),
+    sources: dict | None = None,
 ) -> dict:
-    """Build both sides in parallel and analyse them into a comparison dict."""
+    """Build both sides in parallel and analyse them into a comparison dict.
+
+    ``side_opts`` gives each side its own options (e.g. its own recipe file, for two-source
+    compares); ``labels`` overrides the sides' labels and ``sources`` is recorded under
+    ``recipe.sources``.
+    """
     preflight(opts)
     t0 = time.monotonic()
     cancel = cancel if cancel is not None else threading.Event()
+    per_side = side_opts or (opts, opts)
     pool = ThreadPoolExecutor(max_workers=2)
     try:
-        futures = [pool.submit(run_side, s, spec, opts, progress, cancel) for s, spec in zip(SIDES, opts.specs)]
+        futures = [pool.submit(run_side, s, spec, o, progress, cancel) for s, spec, o in zip(SIDES, opts.specs, per_side)]
         outcomes = [f.result() for f in futures]
     except BaseException:
         # Ctrl-C (or any failure) in this thread: stop both sides' workers, let them remove their
@@ -156,10 +166,13 @@ def run_compare(
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+    for o, label in zip(outcomes, labels):
+        if label:
+            o.label = label
     build_seconds = time.monotonic() - t0
     from .analysis_pipeline import analysis_digest, analyze
 
-    key = _comparison_key(outcomes, opts, analysis_digest())
+    key = _comparison_key(outcomes, opts, analysis_digest() + ("+sources" if sources else ""))
     # A build rebuilt after damage is analysed afresh, so that the comparison reports the repair.
     repaired = any(b is not None and b.repaired for o in outcomes for b in (o.build, o.lineinfo_build))
     cached = _load_comparison(key) if (key and opts.use_cache and not repaired) else None
@@ -169,6 +182,8 @@ def run_compare(
         progress("analysis served from the cache")
     else:
         comparison = analyze(outcomes, opts, progress=progress)
+        if sources:
+            comparison["recipe"]["sources"] = sources
         if key:
             _store_comparison(key, comparison)
     comparison["timing"] = {

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -260,40 +259,11 @@ def side_params(recipe: RecipeInfo, params: dict) -> dict:
 def run_compare_plan(opts, plan: SourcePlan | None, progress: Progress = _noop,
                      cancel: threading.Event | None = None) -> dict:
     """:func:`~cutediff_tui.core.compare.run_compare` with each side's own recipe (see module doc)."""
-    from ..compare import (SIDES as _SIDES, _comparison_key, _load_comparison, _store_comparison, preflight,
-                           run_compare, run_side)
+    from ..compare import run_compare
 
     if plan is None or plan.trivial:
         return run_compare(opts, progress, cancel)
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ..analysis_pipeline import analysis_digest, analyze
-
-    preflight(opts)
-    t0 = time.monotonic()
-    side_opts = [replace(opts, recipe=s.recipe, params=side_params(s.recipe, opts.params)) for s in plan.sides]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = [pool.submit(run_side, s, spec, o, progress, cancel)
-                   for s, spec, o in zip(_SIDES, opts.specs, side_opts)]
-        outcomes = [f.result() for f in futures]
-    for o, s in zip(outcomes, plan.sides):
-        if s.source:
-            o.label = f"{o.spec.label} [{s.source}]"
-    build_seconds = time.monotonic() - t0
-    key = _comparison_key(outcomes, opts, analysis_digest() + "+sources")
-    cached = _load_comparison(key) if (key and opts.use_cache) else None
-    if cached is not None:
-        comparison = cached
-        comparison["command"] = opts.command
-        progress("analysis served from the cache")
-    else:
-        comparison = analyze(outcomes, opts, progress=progress)
-        comparison["recipe"]["sources"] = plan.describe()
-        if key:
-            _store_comparison(key, comparison)
-    comparison["timing"] = {
-        "build_seconds": round(build_seconds, 3),
-        "total_seconds": round(time.monotonic() - t0, 3),
-        "from_cache": all(o.build is not None and o.build.from_cache for o in outcomes),
-    }
-    return comparison
+    side_opts = tuple(replace(opts, recipe=s.recipe, params=side_params(s.recipe, opts.params)) for s in plan.sides)
+    labels = tuple(f"{spec.label} [{s.source}]" if s.source else None for spec, s in zip(opts.specs, plan.sides))
+    return run_compare(opts, progress, cancel, side_opts=side_opts, labels=labels,  # type: ignore[arg-type]
+                       sources=plan.describe())
