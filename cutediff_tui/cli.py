@@ -226,10 +226,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     --kernel takes a built-in recipe or a recipe file/module (cutediff recipes lists them).
     """
     from .cli_recipes import plan_for, watch_compare
-    from .core.analysis_pipeline import dumps
     from .core.recipes.sources import run_compare_plan
-    from .core.resultdir import save_result
-    from .render import comparison_tables
 
     opts = build_options(a, b, kw)
     plan = plan_for(opts, kw)
@@ -241,6 +238,21 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
                                 "Drop --tui (the tables are reprinted after each edit).")
         return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
     comparison = run_compare_plan(opts, plan, progress)
+    errors = emit_comparison(comparison, json_out, save, progress)
+    if tui and not errors:
+        from .ui.app import CutediffApp
+
+        CutediffApp(comparison).run()
+    if errors:
+        sys.exit(2)
+
+
+def emit_comparison(comparison: dict, json_out: str | None, save: Path | None, progress) -> list[str]:
+    """Save, write or print one comparison as ``compare`` does, and print its side errors; returns them."""
+    from .core.analysis_pipeline import dumps
+    from .core.resultdir import save_result
+    from .render import comparison_tables
+
     if save:
         comparison = save_result(comparison, save)
         progress(f"saved to {save}")
@@ -255,12 +267,8 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
     for e in side_error_lines(errors):
         err_console.print(f"[bold red]error:[/] {escape(e)}", soft_wrap=True)
-    if tui and not errors:
-        from .ui.app import CutediffApp
-
-        CutediffApp(comparison).run()
-    if errors:
-        sys.exit(2)
+    sys.stdout.flush()
+    return errors
 
 
 @main.command()

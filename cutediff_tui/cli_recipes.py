@@ -120,36 +120,9 @@ def plan_for(opts, kw: dict[str, Any]):
 # ---------------------------------------------------------------- --watch
 
 
-def _emit(comparison: dict, json_out: str | None, save: Path | None, progress) -> list[str]:
-    """Print (or write) one comparison as ``compare`` does; the side errors it carries."""
-    from .core.analysis_pipeline import dumps
-    from .core.resultdir import save_result
-    from .render import comparison_tables
-
-    out, err = _consoles()
-    if save:
-        comparison = save_result(comparison, save)
-        progress(f"saved to {save}")
-    if json_out == "-":
-        sys.stdout.write(dumps(comparison) + "\n")
-    else:
-        if json_out:
-            Path(json_out).write_text(dumps(comparison) + "\n")
-            progress(f"wrote {json_out}")
-        for renderable in comparison_tables(comparison):
-            out.print(renderable)
-    from . import cli
-
-    errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
-    merge = getattr(cli, "side_error_lines", lambda errs: errs)  # "Both sides: …" when they agree
-    for e in merge(errors):
-        err.print(f"[bold red]error:[/] {escape(e)}", soft_wrap=True)
-    sys.stdout.flush()
-    return errors
-
-
 def watch_compare(opts, plan, kw: dict[str, Any], *, json_out: str | None, save: Path | None, progress) -> None:
     """``compare --watch``: print the comparison, then again after every edit of the sources, until Ctrl-C."""
+    from .cli import emit_comparison
     from .core.watch import CompareWatch
 
     out, err = _consoles()
@@ -164,7 +137,7 @@ def watch_compare(opts, plan, kw: dict[str, Any], *, json_out: str | None, save:
             sides = " and ".join(s.upper() for s in sorted(change.sides)) or "A and B"
             screen.rule(f"{time.strftime('%H:%M:%S')} · {change.names()} changed · side {sides} rebuilt in {secs:.1f} s",
                         style="cyan")
-        _emit(comparison, json_out, save, progress)
+        emit_comparison(comparison, json_out, save, progress)
         progress(f"watching {len(watch.watched())} file(s); save a change to recompile, Ctrl-C stops")
 
     def on_error(message: str, change) -> None:
