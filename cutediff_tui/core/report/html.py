@@ -364,12 +364,7 @@ def _bench(c: dict) -> str:
 
 
 def _reproduce(c: dict) -> str:
-    lines = []
-    for s in M.SIDES:
-        pip = M.pip_command(c, s)
-        if pip:
-            lines += [f"# side {s.upper()}: {M.side_label(c, s)}", pip]
-    lines += ["# the comparison", M.cutediff_command(c)]
+    lines = M.reproduce_lines(c)
     out = ["<section><h2>Reproduce</h2>", f"<pre>{e(chr(10).join(lines))}</pre>"]
     exact = [(s, M.exact_pip_command(c, s)) for s in M.SIDES]
     exact = [(s, x) for s, x in exact if x]

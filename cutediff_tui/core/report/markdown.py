@@ -243,12 +243,7 @@ def _bench(c: dict) -> list[str]:
 
 
 def _reproduce(c: dict) -> list[str]:
-    lines = []
-    for s in M.SIDES:
-        pip = M.pip_command(c, s)
-        if pip:
-            lines += [f"# side {s.upper()}: {M.side_label(c, s)}", pip]
-    lines += ["# the comparison", M.cutediff_command(c)]
+    lines = M.reproduce_lines(c)
     out = ["#### Reproduce", "", fenced("\n".join(lines), "sh")]
     exact = [(s, M.exact_pip_command(c, s)) for s in M.SIDES]
     exact = [(s, e) for s, e in exact if e]

@@ -424,6 +424,16 @@ def exact_pip_command(c: dict, s: str) -> str | None:
     return "pip install --no-deps " + " ".join(shlex.quote(r) for r in reqs) if reqs else None
 
 
+def reproduce_lines(c: dict) -> list[str]:
+    """Shell lines that rebuild both sides and rerun the comparison (for every report format)."""
+    lines: list[str] = []
+    for s in SIDES:
+        pip = pip_command(c, s)
+        if pip:
+            lines += [f"# side {s.upper()}: {side_label(c, s)}", pip]
+    return lines + ["# the comparison", cutediff_command(c)]
+
+
 def cutediff_command(c: dict) -> str:
     """The cutediff command that made (or re-makes) this comparison."""
     cmd = str(c.get("command") or "").strip()
