@@ -35,11 +35,23 @@ def _copy_kernel(src: Path, dst: Path) -> None:
                     break
 
 
+def _save_source(src: Path, folder: Path, side: str, short: str, copied: dict[tuple[str, str], str]) -> str:
+    """Copy one source file into ``src/<side>/``, or reuse side A's copy when it is the same file."""
+    other = copied.get(("a", short)) if side == "b" else None
+    if other and (folder / other).read_bytes() == src.read_bytes():
+        return other
+    dst = folder / "src" / side / short
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src, dst)
+    return f"src/{side}/{short}"
+
+
 def save_result(comparison: dict, folder: Path) -> dict:
     """Copy artifacts into ``folder`` and write comparison.json with paths relative to it."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     result = json.loads(dumps(comparison))
+    copied: dict[tuple[str, str], str] = {}  # (side, short path) → saved path, once per file
     for k_index, k in enumerate(result["kernels"]):
         for side in ("a", "b"):
             m = k.get(side)
@@ -48,11 +60,11 @@ def save_result(comparison: dict, folder: Path) -> dict:
             srcs = {}
             for short, original in (m.get("sources") or {}).items():
                 src = Path(original)
-                if src.is_file() and not Path(short).is_absolute() and ".." not in Path(short).parts:
-                    dst = folder / "src" / side / short
-                    dst.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy(src, dst)
-                    srcs[short] = f"src/{side}/{short}"
+                if not src.is_file() or Path(short).is_absolute() or ".." in Path(short).parts:
+                    continue
+                if (side, short) not in copied:
+                    copied[(side, short)] = _save_source(src, folder, side, short, copied)
+                srcs[short] = copied[(side, short)]
             m["sources"] = srcs
             files = m["files"]
             rel = f"{side}/{k_index:03d}"
