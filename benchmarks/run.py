@@ -56,7 +56,10 @@ def spread(xs: list[float]) -> dict:
 def fresh_cache_with_envs(base: Path) -> Path:
     """A cache dir holding only the environments (so builds are cold)."""
     d = Path(tempfile.mkdtemp(prefix="cutediff-bench-"))
-    shutil.copytree(base / "envs", d / "envs", symlinks=True)
+    (d / "envs").mkdir()
+    for env in (base / "envs").iterdir():  # link, not copy: 3 GB of environments per run otherwise
+        if env.is_dir() and not env.name.startswith("."):
+            (d / "envs" / env.name).symlink_to(env.resolve())
     return d
 
 

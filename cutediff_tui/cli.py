@@ -492,6 +492,12 @@ def _register_report_commands() -> None:
         return
     main.add_command(report)
     main.add_command(check)
+    try:
+        from .cli_sweep import bisect, sweep
+    except ImportError:  # cli_sweep is being imported first; it registers itself at its end
+        return
+    main.add_command(bisect)
+    main.add_command(sweep)
 
 
 _register_report_commands()

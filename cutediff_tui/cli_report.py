@@ -25,8 +25,10 @@ _OWN_FLAGS = {"-q", "--quiet"}
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d*|\.post\d+|\.dev\d+)*(,|$)")
 
 
-def compare_command(argv: list[str], name: str) -> str:
-    """The ``cutediff compare …`` equivalent of a ``cutediff report|check A B …`` command line."""
+def compare_command(argv: list[str], name: str, *, value_opts: set[str] = _OWN_VALUE_OPTS,
+                    flags: set[str] = _OWN_FLAGS, sides: tuple[str, str] | None = None) -> str:
+    """The ``cutediff compare …`` equivalent of a ``cutediff report|check A B …`` command line
+    (``sides`` puts these two versions first, for commands that take none, like bisect)."""
     try:
         start = argv.index(name)
     except ValueError:
@@ -39,13 +41,13 @@ def compare_command(argv: list[str], name: str) -> str:
             skip = False
             continue
         opt = tok.split("=", 1)[0]
-        if opt in _OWN_VALUE_OPTS:
+        if opt in value_opts:
             skip = "=" not in tok
             continue
-        if tok in _OWN_FLAGS:
+        if tok in flags:
             continue
         out.append(tok)
-    return "cutediff compare " + " ".join(shlex.quote(x) for x in out)
+    return "cutediff compare " + " ".join(shlex.quote(x) for x in [*(sides or ()), *out])
 
 
 def _crosscheck_options(func):

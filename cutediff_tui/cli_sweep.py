@@ -1,0 +1,326 @@
+"""``cutediff bisect`` and ``cutediff sweep``: many toolchains, one figure.
+
+Registered in :mod:`cutediff_tui.cli` like :mod:`cutediff_tui.cli_report`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from .cli import State, build_options, err_console, guarded, out_console, progress_printer, recipe_options
+from .core.errors import CutediffError
+
+_BISECT_VALUE_OPTS = {"--good", "--bad", "--metric", "--kernel-filter", "--versions", "--json"}
+_BISECT_FLAGS = {"--include-pre", "--tui", "-q", "--quiet"}
+
+
+# ---------------------------------------------------------------- bisect
+
+
+@click.command()
+@click.option("--good", required=True, help="A DSL version where the metric is false.")
+@click.option("--bad", required=True, help="A later DSL version where the metric is true.")
+@recipe_options
+@click.option("--metric", required=True, help="When a version is bad, e.g. 'spill_store_bytes>0' or 'registers>168 or STL>0'.")
+@click.option("--kernel-filter", default=None, help="Regular expression: judge only these kernels (name or symbol).")
+@click.option("--versions", "versions_file", type=click.Path(path_type=Path), default=None,
+              help="Bisect the versions listed in this file (one per line) instead of asking the package index.")
+@click.option("--include-pre", is_flag=True, help="Also try pre-release and dev versions.")
+@click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
+@click.option("--tui", is_flag=True, help="Then compare the last good with the first bad version (with line info) in the TUI.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@guarded
+def bisect(good: str, bad: str, metric: str, kernel_filter: str | None, versions_file: Path | None, include_pre: bool,
+           json_out: str | None, tui: bool, quiet: bool, **kw: Any) -> None:
+    """Find the first published DSL version where METRIC turns true for the recipe's kernels.
+
+    Builds only ⌈log2 n⌉ + 2 versions (each cached like any compare); versions that cannot be
+    built or imported, even with the known shims, are marked untestable and stepped around.
+    """
+    from .cli_report import compare_command
+    from .core.bisect import BisectPlan, candidate_versions, read_versions_file, run_bisect
+    from .core.metric import parse_metric
+    from .core.probe import Probe, check_kernel_filter
+    from .core.toolchain import published_versions
+
+    m = parse_metric(metric, predicate=True)
+    check_kernel_filter(kernel_filter)
+    opts = build_options(good, bad, kw)
+    from .core.compare import preflight
+
+    preflight(opts)  # the recipe takes this arch; both ends are published (unless --wheelhouse)
+    if versions_file is not None:
+        listed = read_versions_file(versions_file)
+    else:
+        listed = published_versions(offline=opts.wheelhouse is not None)
+    versions = candidate_versions(good, bad, listed, include_pre=include_pre)
+    progress = progress_printer(quiet)
+    spec = opts.specs[0]
+    base = Probe(side=good, recipe=opts.recipe, params=opts.params, profile=opts.profile,
+                 pins=tuple(kw.get("with_") or ()), cuda=spec.cuda, wheelhouse=str(opts.wheelhouse) if opts.wheelhouse else None,
+                 timeout=opts.timeout, use_cache=opts.use_cache)
+    plan = BisectPlan(versions, base, m, kernel_filter, command=opts.command)
+    progress(f"bisect {len(versions)} versions ({versions[0]} .. {versions[-1]}) of {opts.recipe.name} for "
+             f"{opts.profile.arch}: at most {plan_bound(len(versions))} builds without untestable versions")
+    result = run_bisect(plan, progress)
+    sides = (result["last_good"], result["first_bad_candidates"][-1])
+    result["compare_command"] = compare_command(sys.argv[1:], "bisect", value_opts=_BISECT_VALUE_OPTS,
+                                                flags=_BISECT_FLAGS, sides=sides)
+    if json_out == "-":
+        sys.stdout.write(json.dumps(result, indent=1) + "\n")
+    else:
+        if json_out:
+            Path(json_out).write_text(json.dumps(result, indent=1) + "\n")
+            progress(f"wrote {json_out}")
+        out_console.print(bisect_table(result))
+        out_console.print(Text(bisect_answer(result), style="bold"), soft_wrap=True, highlight=False)
+        out_console.print(Text(f"compare them: {result['compare_command']}", style="dim"), soft_wrap=True,
+                          highlight=False)
+    if tui:
+        _open_pair(opts, sides, progress)
+
+
+def plan_bound(n: int) -> int:
+    from .core.bisect import bisect_bound
+
+    return bisect_bound(n)
+
+
+def bisect_answer(result: dict) -> str:
+    if result.get("first_bad"):
+        return f"first bad: {result['first_bad']} (last good: {result['last_good']})"
+    cands = result["first_bad_candidates"]
+    return (f"first bad: one of {', '.join(cands)} (last good: {result['last_good']}; "
+            f"{', '.join(cands[:-1])} could not be tested)")
+
+
+def bisect_table(result: dict) -> Table:
+    t = Table(title=f"bisect {result['recipe']} on {result['arch']}: {result['metric']}"
+                    + (f" for {result['kernel_filter']}" if result.get("kernel_filter") else ""),
+              title_justify="left", show_edge=False)
+    for c, kw in (("version", {}), ("try", {"justify": "right"}), ("verdict", {}), ("why", {"overflow": "fold"}),
+                  ("seconds", {"justify": "right"}), ("build", {})):
+        t.add_column(c, **kw)
+    tried = {s["version"]: s for s in result["steps"]}
+    style = {"good": "green", "bad": "bold red", "untestable": "yellow"}
+    for v in result["versions"]:
+        s = tried.get(v)
+        if s is None:
+            t.add_row(v, "", Text("not built", style="dim"), "", "", "")
+            continue
+        shims = shim_summary(s.get("shims") or [])
+        why = Text(s["why"] + (f" (shims: {shims})" if shims else ""))
+        t.add_row(v, str(s["order"]), Text(s["verdict"], style=style.get(s["verdict"], "")), why,
+                  f"{s['seconds']:.1f}", "cached" if s["from_cache"] else "built")
+    t.caption = (f"{result['builds']} of {len(result['versions'])} versions tried (at most {result['bound']} without "
+                 f"untestable versions); {result['timing']['cached_builds']} builds came from the cache; "
+                 f"{result['timing']['wall_seconds']:.1f} s")
+    t.caption_justify = "left"
+    return t
+
+
+def shim_summary(shims: list[str]) -> str:
+    """The compatibility shims a build needed, shortly (``cute.core.ThrMma/ThrCopy aliases``); the
+    compile-only HardwareInfo stand-in every build has is left out."""
+    import re
+
+    names = [m.group(1) for s in shims if (m := re.match(r"alias ([\w.]+) = ", s))]
+    if not names:
+        return ""
+    mod = names[0].rpartition(".")[0]
+    return f"{mod}.{'/'.join(n.rpartition('.')[2] for n in names)} aliases"
+
+
+def _open_pair(opts, sides: tuple[str, str], progress) -> None:
+    """Compare two versions with the bisect's options (line info on) and open the TUI on it."""
+    from dataclasses import replace
+
+    from .core.compare import run_compare
+    from .core.toolchain import parse_side
+
+    specs = tuple(parse_side(v, [str(p) for p in opts.specs[0].pins], opts.specs[0].cuda) for v in sides)
+    copts = replace(opts, specs=specs, lineinfo=True, command=f"cutediff compare {sides[0]} {sides[1]} …")
+    comparison = run_compare(copts, progress)
+    from .ui.app import CutediffApp
+
+    CutediffApp(comparison).run()
+
+
+# ---------------------------------------------------------------- sweep
+
+
+@click.command()
+@click.argument("toolchains", nargs=-1, required=True)
+@click.option("--kernel", default="fa4-fwd", show_default=True, help="Recipe to compile (cutediff recipes lists them).")
+@click.option("--arch", "archs", multiple=True, help="Target arch(s): sm_90a,sm_100a (comma list or repeated).")
+@click.option("--gpu", "gpus", multiple=True, help="Target GPU profile(s): h100,b200 (comma list or repeated).")
+@click.option("--num-sms", type=int, default=None, help="SM count persistent kernels see while compiling.")
+@click.option("--param", "params", multiple=True,
+              help="Recipe parameter NAME=V (fixed) or NAME=V1,V2 / NAME=START:STOP:STEP (swept).")
+@click.option("--with", "with_", multiple=True, help="Pin shared by every toolchain (NAME==VERSION).")
+@click.option("--cuda", type=click.Choice(["12", "13"]), default=None)
+@click.option("--figure", default="spill_store_bytes", show_default=True,
+              help="Figure to summarise: spill_store_bytes, registers, stack_bytes, UTCHMMA, mufu, or an expression.")
+@click.option("--kernel-filter", default=None, help="Regular expression: summarise only these kernels (the largest value wins).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="local: a process pool on this machine; dask: a Dask cluster (local one unless --scheduler).")
+@click.option("--scheduler", default=None, help="Address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786.")
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel builds (default: cores, fewer if memory is short).")
+@click.option("--wheelhouse", type=click.Path(path_type=Path), default=None,
+              help="Build environments offline from this folder (must be readable by every worker).")
+@click.option("--timeout", type=float, default=1800, show_default=True)
+@click.option("--no-cache", is_flag=True, help="Compile every cell again.")
+@click.option("--fresh", is_flag=True, help="Ignore cells a stopped run of this sweep finished.")
+@click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, help="Write the heatmap as one HTML file.")
+@click.option("--tui", is_flag=True, help="Show the heatmap in the TUI.")
+@click.option("--quiet", "-q", is_flag=True)
+@click.option("--debug", is_flag=True)
+@guarded
+def sweep(toolchains: tuple[str, ...], kernel: str, archs: tuple[str, ...], gpus: tuple[str, ...], num_sms: int | None,
+          params: tuple[str, ...], with_: tuple[str, ...], cuda: str | None, figure: str, kernel_filter: str | None,
+          executor: str, scheduler: str | None, jobs: int | None, wheelhouse: Path | None, timeout: float,
+          no_cache: bool, fresh: bool, json_out: str | None, html_out: Path | None, tui: bool, quiet: bool,
+          debug: bool) -> None:
+    """Build a recipe for every TOOLCHAIN × arch × swept parameter and summarise one figure as a heatmap.
+
+    TOOLCHAINS are written like compare's sides: 4.5.1 4.6.3 4.8.0,quack-kernels==0.6.5.
+    A stopped sweep resumes: finished cells are kept in the cache.
+    """
+    State.debug = State.debug or debug
+    from .core.executors import make_executor
+    from .core.metric import parse_metric
+    from .core.probe import check_kernel_filter
+    from .core.sweep import SweepPlan, run_sweep
+
+    parse_metric(figure)
+    check_kernel_filter(kernel_filter)
+    plan = make_sweep_plan(list(toolchains), kernel=kernel, archs=archs, gpus=gpus, num_sms=num_sms, params=params,
+                           with_=with_, cuda=int(cuda) if cuda else None, wheelhouse=wheelhouse, timeout=timeout,
+                           use_cache=not no_cache, figure=figure, kernel_filter=kernel_filter)
+    plan.command = "cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:])
+    progress = progress_printer(quiet)
+    with make_executor(executor, jobs=jobs, address=scheduler) as ex:
+        d = ex.describe()
+        progress(f"sweep {len(plan.probes)} cells ({len(plan.toolchains)} toolchains) on {d['kind']} "
+                 f"({d.get('workers')} workers{', ' + d['address'] if d.get('address') else ''})")
+        result = run_sweep(plan, ex, progress, resume=not fresh)
+    emit_sweep(result, json_out, html_out, progress)
+    if tui:
+        from .ui.screens.sweep import SweepApp
+
+        SweepApp(result).run()
+    if any(c.get("status") != "ok" for c in result["cells"]):
+        sys.exit(2 if all(c.get("status") != "ok" for c in result["cells"]) else 0)
+
+
+def make_sweep_plan(toolchains: list[str], *, kernel: str, archs=(), gpus=(), num_sms=None, params=(), with_=(),
+                    cuda=None, wheelhouse=None, timeout=1800.0, use_cache=True, figure="spill_store_bytes",
+                    kernel_filter=None):
+    """The sweep's probes, checked before anything is built (recipe, arch, parameter values, versions)."""
+    from .core.gpu import arch_family, resolve_profile
+    from .core.probe import Probe
+    from .core.recipes import coerce_params, get_recipe
+    from .core.sweep import SweepPlan, expand, parse_axis
+    from .core.toolchain import check_published, parse_side
+
+    specs = [parse_side(t, with_, cuda) for t in toolchains]
+    if len({s.label for s in specs}) != len(specs):
+        raise CutediffError("A toolchain is listed twice.", "List each toolchain once.")
+    recipe = get_recipe(kernel, search=[p for s in specs for p in s.local_paths()])
+    split = [x.strip() for group in archs for x in group.split(",") if x.strip()]
+    gsplit = [x.strip() for group in gpus for x in group.split(",") if x.strip()]
+    profiles = [resolve_profile(None, a, num_sms) for a in split] + [resolve_profile(g, None, num_sms) for g in gsplit]
+    if not profiles:
+        profiles = [resolve_profile(None, None, num_sms)]
+    for prof in profiles:
+        if arch_family(prof.arch) not in recipe.archs:
+            supported = ", ".join(f"sm_{a // 10}x" for a in recipe.archs)
+            raise CutediffError(f"Recipe {recipe.name} has no kernel for {prof.arch}.", f"It supports {supported} targets.")
+    fixed: dict[str, Any] = {}
+    axes: dict[str, list[Any]] = {}
+    for item in params:
+        name, values = parse_axis(item)
+        if len(values) == 1:
+            fixed[name] = values[0]
+        else:
+            axes[name] = values
+    base_params = coerce_params(recipe, fixed)
+    for name, values in axes.items():  # check every swept value now, not halfway through the sweep
+        for v in values:
+            coerce_params(recipe, {**fixed, name: v})
+    if wheelhouse is None:
+        for s in specs:
+            check_published(s)
+    base = Probe(side=toolchains[0], recipe=recipe, params=base_params, profile=profiles[0], pins=tuple(with_),
+                 cuda=cuda, wheelhouse=str(Path(wheelhouse).resolve()) if wheelhouse else None, timeout=timeout,
+                 use_cache=use_cache)
+    probes = expand(list(toolchains), profiles, base, axes, lambda p: coerce_params(recipe, p))
+    return SweepPlan(toolchains=[s.label for s in specs], probes=probes, figure=figure, kernel_filter=kernel_filter,
+                     axes={"arch": [p.arch for p in profiles], **axes})
+
+
+def emit_sweep(result: dict, json_out: str | None, html_out: Path | None, progress) -> None:
+    if html_out is not None:
+        from .core.report.sweep_html import sweep_html
+
+        Path(html_out).write_text(sweep_html(result))
+        progress(f"wrote {html_out}")
+    if json_out == "-":
+        sys.stdout.write(json.dumps(result, indent=1) + "\n")
+        return
+    if json_out:
+        Path(json_out).write_text(json.dumps(result, indent=1) + "\n")
+        progress(f"wrote {json_out}")
+    out_console.print(sweep_table(result))
+    for c in result["cells"]:
+        if c.get("status") != "ok":
+            err_console.print(Text.assemble(("failed: ", "bold red"), f"{c.get('toolchain')} {c.get('arch')} "
+                                            f"{c.get('axis')}: {c.get('why')}"), soft_wrap=True, highlight=False)
+
+
+def sweep_table(result: dict, figure: str | None = None) -> Table:
+    from .core.sweep import grid
+
+    g = grid(result, figure)
+    finite = g.finite
+    hi = max(finite) if finite else 0
+    t = Table(title=f"{result['recipe']['name']}: {g.figure}", title_justify="left", show_edge=False)
+    t.add_column("toolchain")
+    for c in g.cols:
+        t.add_column(c, justify="right")
+    for r, row in enumerate(g.rows):
+        cells: list[Text] = []
+        for k, v in enumerate(g.values[r]):
+            if v is None:
+                cells.append(Text("failed" if g.notes[r][k] != "no kernel matches the filter" else "-", style="yellow"))
+            elif v == 0:
+                cells.append(Text(str(v), style="dim"))
+            else:
+                cells.append(Text(str(v), style="bold red" if hi and v >= hi else "red"))
+        t.add_row(row, *cells)
+    tm = result.get("timing", {})
+    ex = result.get("executor", {})
+    t.caption = (f"{tm.get('cells', 0)} cells in {tm.get('wall_seconds', 0):.1f} s on {ex.get('kind')} "
+                 f"({ex.get('workers')} workers); {tm.get('resumed', 0)} resumed, {tm.get('cached_builds', 0)} cached builds")
+    t.caption_justify = "left"
+    return t
+
+
+def _register() -> None:
+    from .cli import main as _main
+
+    for command in (bisect, sweep):
+        if command.name not in _main.commands:
+            _main.add_command(command)
+
+
+_register()

@@ -1,0 +1,176 @@
+"""Where probes run: a local process pool sized to the machine, or a Dask cluster.
+
+Why Dask (distributed) and not Ray: a probe is a coarse, independent task (minutes of compile in a
+subprocess, a few kB of figures back), which is exactly what ``Client.submit``/``as_completed``
+do; Dask is pure Python (one small wheel, no raylet/object-store daemons, no pinned Python
+builds), its ``LocalCluster`` gives CI a real multi-process cluster in one line, and an existing
+cluster is reached with ``--scheduler tcp://HOST:8786``. Each worker builds the toolchain
+environments it needs from the package index or from a wheelhouse every worker can read
+(``--wheelhouse``), in its own cutediff cache.
+
+An executor has ``map_unordered(probes)`` yielding ``(probe, result)`` as probes finish,
+``describe()`` and ``close()``; it is a context manager.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from typing import Any
+
+from .errors import CutediffError
+from .probe import Probe, run_probe
+
+#: Memory one FA4-sized compile worker may take at its peak (measured ~1.6 GB; kept with room).
+COMPILE_MEMORY_BYTES = 3 * 1024**3
+
+
+def default_jobs() -> int:
+    """Parallel probes this machine can take: one per core, fewer when memory is short."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        by_mem = max(1, avail // COMPILE_MEMORY_BYTES)
+    except (ValueError, OSError, AttributeError):
+        by_mem = cpus
+    return max(1, min(cpus, by_mem))
+
+
+def _failed(probe: Probe, exc: BaseException) -> dict:
+    return {"key": probe.key(), "side": probe.side, "toolchain": probe.side, "arch": probe.profile.arch,
+            "gpu": probe.profile.name, "params": probe.params, "axis": probe.axis, "status": "failed",
+            "why": f"the probe crashed on its worker ({type(exc).__name__}: {str(exc)[:200]})", "kernels": [],
+            "stage": "executor"}
+
+
+class LocalExecutor:
+    """A pool of worker processes on this machine (spawned, so no thread state is forked)."""
+
+    kind = "local"
+
+    def __init__(self, jobs: int | None = None):
+        self.jobs = jobs or default_jobs()
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> LocalExecutor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "workers": self.jobs}
+
+    def map_unordered(self, probes: list[Probe]) -> Iterator[tuple[Probe, dict]]:
+        if not probes:
+            return
+        import multiprocessing
+
+        if self.jobs == 1 or len(probes) == 1:
+            for p in probes:  # no pool to start for one probe at a time
+                yield p, run_probe(p)
+            return
+        self._pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(probes)),
+                                         mp_context=multiprocessing.get_context("spawn"))
+        futures: dict[Future, Probe] = {self._pool.submit(run_probe, p): p for p in probes}
+        try:
+            for fut in as_completed(futures):
+                p = futures[fut]
+                try:
+                    yield p, fut.result()
+                except Exception as exc:  # a worker process died (OOM killer, segfault)
+                    yield p, _failed(p, exc)
+        finally:
+            for f in futures:
+                f.cancel()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class DaskExecutor:
+    """Probes as Dask tasks: on an existing scheduler (``address``) or on a local cluster."""
+
+    kind = "dask"
+
+    def __init__(self, address: str | None = None, workers: int | None = None):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise CutediffError("The Dask executor needs the distributed package, which is not installed.",
+                                'Install it with pip install "cutediff[distributed]" (or pip install distributed).') from None
+        import logging
+
+        self.address = address
+        self.cluster = None
+        try:
+            if address:
+                self.client = Client(address, timeout=20)
+            else:
+                n = workers or default_jobs()
+                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                            dashboard_address=None, silence_logs=logging.ERROR)
+                self.client = Client(self.cluster)
+        except OSError as exc:
+            raise CutediffError(f"Could not reach the Dask scheduler at {address} ({exc}).",
+                                "Check the address (tcp://HOST:8786) and that the scheduler runs.") from None
+
+    def __enter__(self) -> DaskExecutor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def describe(self) -> dict:
+        info = self.client.scheduler_info()
+        return {"kind": self.kind, "address": self.client.scheduler.address,
+                "workers": len(info.get("workers", {})), "local_cluster": self.cluster is not None}
+
+    def map_unordered(self, probes: list[Probe]) -> Iterator[tuple[Probe, dict]]:
+        from distributed import as_completed as dask_completed
+
+        futures = {self.client.submit(run_probe_on_worker, p, pure=False, key=f"cutediff-probe-{p.key()}-{i}"): p
+                   for i, p in enumerate(probes)}
+        try:
+            for fut in dask_completed(list(futures)):
+                p = futures[fut]
+                try:
+                    yield p, fut.result()
+                except Exception as exc:
+                    yield p, _failed(p, exc)
+        finally:
+            for f in futures:
+                if not f.done():
+                    f.cancel()
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+
+
+def run_probe_on_worker(probe: Probe) -> dict:
+    """:func:`run_probe` on a Dask worker, recording which worker ran it."""
+    from distributed import get_worker
+
+    res = run_probe(probe)
+    try:
+        res["worker"] = get_worker().address
+    except ValueError:
+        pass
+    return res
+
+
+def make_executor(kind: str = "local", *, jobs: int | None = None, address: str | None = None):
+    if kind == "local":
+        if address:
+            raise CutediffError("--scheduler needs --executor dask.", "Add --executor dask, or drop --scheduler.")
+        return LocalExecutor(jobs)
+    if kind == "dask":
+        return DaskExecutor(address, jobs)
+    raise CutediffError(f"Unknown executor {kind!r}.", "Use --executor local or --executor dask.")

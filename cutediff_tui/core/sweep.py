@@ -1,0 +1,266 @@
+"""Sweeps: a matrix of toolchains × archs × recipe parameters, each cell a :class:`~.probe.Probe`.
+
+A sweep runs on an executor (:mod:`.executors`: a local process pool, or Dask), keeps its finished
+cells in a state file under the cache (``sweeps/<key>.json``) so that a stopped sweep resumes
+where it stopped, and is summarised as a grid of one figure: rows are toolchains, columns are
+arch × parameter combinations (:func:`grid`).
+
+The result is a JSON document with ``schema: cutediff.sweep/1`` (``data/sweep.schema.json``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import CutediffError
+from .locking import atomic_write
+from .metric import Metric, parse_metric
+from .paths import cache_dir
+from .probe import Probe, select_kernels
+
+SCHEMA = "cutediff.sweep/1"
+Progress = Callable[[str], None]
+
+
+def _noop(_msg: str) -> None:
+    pass
+
+
+# ---------------------------------------------------------------- axes
+
+
+def parse_values(text: str) -> list[Any]:
+    """``64,128`` → [64, 128]; ``64:256:64`` → [64, 128, 192, 256] (stop included); words stay words."""
+    text = text.strip()
+    if not text:
+        raise CutediffError("A swept parameter has no values.", "Write them as NAME=V1,V2 or NAME=START:STOP:STEP.")
+    if ":" in text and "," not in text:
+        parts = text.split(":")
+        try:
+            nums = [int(p) for p in parts]
+        except ValueError:
+            raise CutediffError(f"The range {text!r} is not START:STOP[:STEP] of whole numbers.",
+                                "Write e.g. hdim=64:256:64, or list the values: hdim=64,128.") from None
+        start, stop, step = (nums + [1])[:3] if len(nums) == 2 else nums[:3]
+        if len(nums) > 3 or step <= 0 or stop < start:
+            raise CutediffError(f"The range {text!r} is empty or malformed.",
+                                "Write START:STOP:STEP with START <= STOP and a positive STEP.")
+        return list(range(start, stop + 1, step))
+    out: list[Any] = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        try:
+            out.append(int(item))
+        except ValueError:
+            low = item.lower()
+            out.append(True if low in ("true", "yes", "on") else False if low in ("false", "no", "off") else item)
+    return out
+
+
+def parse_axis(item: str) -> tuple[str, list[Any]]:
+    if "=" not in item:
+        raise CutediffError(f"--param {item!r} is not NAME=VALUES.", "Write e.g. --param hdim=64,128 or --param hdim=64:256:64.")
+    name, values = item.split("=", 1)
+    return name.strip().replace("-", "_"), parse_values(values)
+
+
+def cell_label(arch: str, axis: dict[str, Any]) -> str:
+    return " ".join([arch, *(f"{k}={v}" for k, v in axis.items())])
+
+
+# ---------------------------------------------------------------- plan
+
+
+@dataclass
+class SweepPlan:
+    """The matrix: every toolchain × every profile × every combination of the swept parameters."""
+
+    toolchains: list[str]
+    probes: list[Probe]
+    figure: str = "spill_store_bytes"
+    kernel_filter: str | None = None
+    command: str = ""
+    axes: dict[str, Any] = field(default_factory=dict)
+
+    def key(self) -> str:
+        h = hashlib.sha256(json.dumps(sorted(p.key() for p in self.probes)).encode())
+        return h.hexdigest()[:20]
+
+
+def expand(toolchains: list[str], profiles: list, base: Probe, axes: dict[str, list[Any]],
+           coerce: Callable[[dict[str, Any]], dict[str, Any]]) -> list[Probe]:
+    """Every toolchain × profile × product of ``axes``; ``coerce`` turns the axis values plus the
+    base parameters into the recipe's checked parameters."""
+    out: list[Probe] = []
+    names = list(axes)
+    combos = list(itertools.product(*(axes[n] for n in names))) or [()]
+    for side in toolchains:
+        for prof in profiles:
+            for combo in combos:
+                axis = dict(zip(names, combo))
+                params = coerce({**base.params, **axis})
+                out.append(Probe(side=side, recipe=base.recipe, params=params, profile=prof, pins=base.pins,
+                                 cuda=base.cuda, wheelhouse=base.wheelhouse, timeout=base.timeout,
+                                 use_cache=base.use_cache, axis={"arch": prof.arch, **axis}))
+    return out
+
+
+# ---------------------------------------------------------------- state (resume)
+
+
+def state_path(plan: SweepPlan):
+    return cache_dir() / "sweeps" / f"{plan.key()}.json"
+
+
+def load_state(plan: SweepPlan) -> dict[str, dict]:
+    p = state_path(plan)
+    try:
+        data = json.loads(p.read_text())
+        return {k: v for k, v in data.get("cells", {}).items() if v.get("status") == "ok"}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def save_state(plan: SweepPlan, cells: dict[str, dict]) -> None:
+    try:
+        atomic_write(state_path(plan), json.dumps({"schema": "cutediff.sweep-state/1", "cells": cells}))
+    except OSError:
+        pass  # resuming is a convenience; a read-only cache only loses it
+
+
+# ---------------------------------------------------------------- run
+
+
+def run_sweep(plan: SweepPlan, executor, progress: Progress = _noop, *, resume: bool = True) -> dict:
+    """Run every probe of ``plan`` on ``executor``; cells already finished (state file) are reused."""
+    t0 = time.monotonic()
+    done = load_state(plan) if resume else {}
+    by_key = {p.key(): p for p in plan.probes}
+    results: dict[str, dict] = {k: dict(v, resumed=True) for k, v in done.items() if k in by_key}
+    todo = [p for k, p in by_key.items() if k not in results]
+    total = len(by_key)
+    if results:
+        progress(f"resuming: {len(results)} of {total} cells were finished before")
+    n = len(results)
+    for probe, res in executor.map_unordered(todo):
+        n += 1
+        results[probe.key()] = res
+        what = f"[{n}/{total}] {probe.side} {cell_label(probe.profile.arch, {k: v for k, v in probe.axis.items() if k != 'arch'})}"
+        if res.get("status") == "ok":
+            progress(f"{what}: {res.get('seconds', 0):.1f} s{' (cached build)' if res.get('from_cache') else ''}")
+        else:
+            progress(f"{what}: failed: {res.get('why')}")
+        save_state(plan, {k: v for k, v in results.items() if v.get("status") == "ok"})
+    cells = [results[p.key()] for p in plan.probes]
+    return {
+        "schema": SCHEMA,
+        "command": plan.command,
+        "recipe": {"name": plan.probes[0].recipe.name if plan.probes else None},
+        "figure": plan.figure,
+        "kernel_filter": plan.kernel_filter,
+        "axes": plan.axes,
+        "toolchains": plan.toolchains,
+        "executor": executor.describe(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cells": cells,
+        "timing": {
+            "wall_seconds": round(time.monotonic() - t0, 3),
+            "cells": len(cells),
+            "resumed": sum(1 for c in cells if c.get("resumed")),
+            "cached_builds": sum(1 for c in cells if c.get("from_cache")),
+        },
+    }
+
+
+# ---------------------------------------------------------------- summary grid
+
+
+@dataclass
+class Grid:
+    """One figure over the sweep: ``values[r][c]`` for toolchain ``rows[r]`` and column ``cols[c]``.
+
+    A value is a number, or ``None`` with ``notes[r][c]`` saying why (failed cell, no kernel matched).
+    ``kernels[r][c]`` names the kernel the value came from (the largest when several match).
+    """
+
+    figure: str
+    rows: list[str]
+    cols: list[str]
+    values: list[list[float | None]]
+    notes: list[list[str]]
+    kernels: list[list[str]]
+
+    @property
+    def finite(self) -> list[float]:
+        return [v for row in self.values for v in row if v is not None]
+
+    def to_json(self) -> dict:
+        return {"figure": self.figure, "rows": self.rows, "cols": self.cols, "values": self.values,
+                "notes": self.notes, "kernels": self.kernels}
+
+
+def grid(result: dict, figure: str | None = None, kernel_filter: str | None = None) -> Grid:
+    """Summarise a sweep result as a grid of ``figure`` (default: the sweep's own)."""
+    if result.get("schema") != SCHEMA:
+        raise CutediffError("This is not a cutediff sweep result.", "Make one with cutediff sweep --json FILE.")
+    metric: Metric = parse_metric(figure or result.get("figure") or "spill_store_bytes", predicate=None)
+    kf = kernel_filter if kernel_filter is not None else result.get("kernel_filter")
+    rows: list[str] = []
+    cols: list[str] = []
+    placed: dict[tuple[str, str], dict] = {}
+    for c in result.get("cells", []):
+        row = c.get("toolchain") or c.get("side") or "?"
+        axis = dict(c.get("axis") or {})
+        col = cell_label(axis.pop("arch", c.get("arch", "?")), axis)
+        if row not in rows:
+            rows.append(row)
+        if col not in cols:
+            cols.append(col)
+        placed[(row, col)] = c
+    values = [[None] * len(cols) for _ in rows]
+    notes = [[""] * len(cols) for _ in rows]
+    kernels = [[""] * len(cols) for _ in rows]
+    for (row, col), c in placed.items():
+        r, k = rows.index(row), cols.index(col)
+        if c.get("status") != "ok":
+            notes[r][k] = c.get("why") or "failed"
+            continue
+        chosen = select_kernels(c, kf)
+        if not chosen:
+            notes[r][k] = "no kernel matches the filter"
+            continue
+        best = None
+        for kern in chosen:
+            v = metric.value(kern["figures"])
+            v = float(v) if not isinstance(v, bool) else float(v)
+            if best is None or v > best[0]:
+                best = (v, kern["name"])
+        values[r][k] = int(best[0]) if best[0].is_integer() else round(best[0], 3)
+        kernels[r][k] = best[1]
+    return Grid(metric.text, rows, cols, values, notes, kernels)
+
+
+def figures_in(result: dict) -> list[str]:
+    """Figures a sweep result can be summarised by: resource figures, then classes and opcodes seen."""
+    from .metric import RESOURCE_FIGURES, class_names
+
+    seen: set[str] = set()
+    for c in result.get("cells", []):
+        for k in c.get("kernels", []):
+            seen.update(k.get("figures", {}))
+    res = [f for f in RESOURCE_FIGURES if f in seen]
+    cls = sorted(f for f in seen if f in class_names())
+    ops = sorted(f for f in seen if f not in RESOURCE_FIGURES and f not in class_names() and "." not in f)
+    return res + cls + ops
+
+
+def iter_ok(cells: Iterable[dict]) -> Iterable[dict]:
+    return (c for c in cells if c.get("status") == "ok")

@@ -1,0 +1,113 @@
+"""The bisect search: version lists, bounds, untestable versions stepped around, endpoint checks.
+
+The probe function here answers from a table of figures per version, so the search itself is
+tested over many histories; tests/integration/test_bisect_fa4.py runs it on real builds.
+"""
+
+import math
+
+import pytest
+
+from cutediff_tui.core.bisect import (BisectPlan, bisect_bound, candidate_versions, read_versions_file,
+                                      run_bisect)
+from cutediff_tui.core.errors import CutediffError
+from cutediff_tui.core.gpu import resolve_profile
+from cutediff_tui.core.metric import parse_metric
+from cutediff_tui.core.probe import Probe
+from cutediff_tui.core.recipes import get_recipe
+
+PUBLISHED = ['0.0.0a0', '4.0.0', '4.0.0.dev1', '4.4.2', '4.5.0', '4.5.0.dev0', '4.5.1', '4.5.2', '4.5.3', '4.6.0',
+             '4.6.0.dev0', '4.6.1', '4.6.2', '4.6.3', '4.7.0', '4.7.1', '4.8.0', '4.8.0.dev0', '4.8.1']
+
+
+def test_candidates_are_final_releases_in_order():
+    assert candidate_versions("4.5.1", "4.8.0", PUBLISHED) == [
+        "4.5.1", "4.5.2", "4.5.3", "4.6.0", "4.6.1", "4.6.2", "4.6.3", "4.7.0", "4.7.1", "4.8.0"]
+    assert "4.8.0.dev0" in candidate_versions("4.5.1", "4.8.0", PUBLISHED, include_pre=True)
+
+
+@pytest.mark.parametrize("good,bad,needle", [
+    ("4.8.0", "4.5.1", "not older"),
+    ("4.5.9", "4.8.0", "4.5.9 is not among"),
+    ("four", "4.8.0", "not a version number"),
+])
+def test_bad_endpoints(good, bad, needle):
+    with pytest.raises(CutediffError, match=needle):
+        candidate_versions(good, bad, PUBLISHED)
+
+
+def test_versions_file(tmp_path):
+    p = tmp_path / "v.txt"
+    p.write_text("# offline list\n4.5.1\n4.6.3  # shims\n\n4.8.0\n")
+    assert read_versions_file(p) == ["4.5.1", "4.6.3", "4.8.0"]
+    p.write_text("4.5.1\nlatest\n")
+    with pytest.raises(CutediffError, match="'latest', which is not a version"):
+        read_versions_file(p)
+
+
+def _plan(versions, metric="spill_store_bytes>0"):
+    base = Probe(side=versions[0], recipe=get_recipe("fa4-fwd"), params={}, profile=resolve_profile(None, "sm_103a"))
+    return BisectPlan(versions, base, parse_metric(metric, predicate=True), "Forward")
+
+
+def _prober(table, calls):
+    def probe(p):
+        calls.append(p.side)
+        v = table[p.side]
+        if v is None:
+            return {"status": "failed", "why": f"DSL {p.side} fails to import with this FA4.", "seconds": 1.0}
+        return {"status": "ok", "seconds": 2.0, "from_cache": False,
+                "kernels": [{"name": "FlashAttentionForwardSm100", "symbol": "k", "figures": {"spill_store_bytes": v}},
+                            {"name": "FlashAttentionBackwardSm100", "symbol": "b", "figures": {"spill_store_bytes": 999}}]}
+    return probe
+
+
+VS = candidate_versions("4.5.1", "4.8.0", PUBLISHED)
+
+
+@pytest.mark.parametrize("first_bad", range(1, len(VS)))
+def test_finds_every_possible_first_bad_within_the_bound(first_bad):
+    table = {v: (176 if i >= first_bad else 0) for i, v in enumerate(VS)}
+    calls = []
+    res = run_bisect(_plan(VS), probe_fn=_prober(table, calls))
+    assert res["first_bad"] == VS[first_bad]
+    assert res["last_good"] == VS[first_bad - 1]
+    assert len(calls) == len(set(calls)) == res["builds"] <= bisect_bound(len(VS)) == 2 + math.ceil(math.log2(len(VS) - 1))
+
+
+def test_untestable_versions_are_stepped_around_and_reported():
+    # 4.5.3 and 4.6.x do not build; the regression lands in 4.7.0
+    table = {v: None if v in ("4.5.3", "4.6.0", "4.6.1", "4.6.2") else (176 if v >= "4.7.0" else 0) for v in VS}
+    calls = []
+    res = run_bisect(_plan(VS), probe_fn=_prober(table, calls))
+    assert res["first_bad"] == "4.7.0" and res["last_good"] == "4.6.3"
+    steps = {s["version"]: s for s in res["steps"]}
+    assert all(steps[v]["verdict"] == "untestable" and "fails to import" in steps[v]["why"]
+               for v in steps if table[v] is None)
+
+
+def test_only_untestable_between_gives_candidates_not_a_guess():
+    table = {v: None if v in ("4.6.3", "4.7.0") else (176 if v >= "4.7.1" else 0) for v in VS}
+    res = run_bisect(_plan(VS), probe_fn=_prober(table, []))
+    assert res["first_bad"] is None
+    assert res["last_good"] == "4.6.2" and res["first_bad_candidates"] == ["4.6.3", "4.7.0", "4.7.1"]
+
+
+def test_endpoint_checks():
+    table = {v: 176 for v in VS}
+    with pytest.raises(CutediffError, match="true at --good 4.5.1 .*nothing to bisect"):
+        run_bisect(_plan(VS), probe_fn=_prober(table, []))
+    table = {v: 0 for v in VS}
+    with pytest.raises(CutediffError, match="false at --bad 4.8.0"):
+        run_bisect(_plan(VS), probe_fn=_prober(table, []))
+    table = {v: None for v in VS}
+    with pytest.raises(CutediffError, match="The good end 4.5.1 cannot be tested: DSL 4.5.1 fails to import"):
+        run_bisect(_plan(VS), probe_fn=_prober(table, []))
+
+
+def test_kernel_filter_matching_nothing_is_untestable():
+    from cutediff_tui.core.bisect import judge
+
+    verdict, why = judge({"status": "ok", "kernels": [{"name": "Foo", "figures": {}}]},
+                         parse_metric("registers>1"), "Forward")
+    assert verdict == "untestable" and "no kernel matches --kernel-filter 'Forward' (kernels: Foo)" in why
