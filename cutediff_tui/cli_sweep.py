@@ -212,7 +212,7 @@ def sweep(toolchains: tuple[str, ...], kernel: str, archs: tuple[str, ...], gpus
         d = ex.describe()
         progress(f"sweep {len(plan.probes)} cells ({len(plan.toolchains)} toolchains) on {d['kind']} "
                  f"({d.get('workers')} workers{', ' + d['address'] if d.get('address') else ''})")
-        result = run_sweep(plan, ex, progress, resume=not fresh)
+        result = run_sweep(plan, ex, progress, resume=not (fresh or no_cache))
     emit_sweep(result, json_out, html_out, progress)
     if tui:
         from .ui.screens.sweep import SweepApp
@@ -293,7 +293,9 @@ def sweep_table(result: dict, figure: str | None = None) -> Table:
     g = grid(result, figure)
     finite = g.finite
     hi = max(finite) if finite else 0
-    t = Table(title=f"{result['recipe']['name']}: {g.figure}", title_justify="left", show_edge=False)
+    pins = ", ".join(result.get("pins") or [])
+    t = Table(title=f"{result['recipe']['name']}: {g.figure}" + (f" (pins: {pins})" if pins else ""),
+              title_justify="left", show_edge=False)
     t.add_column("toolchain")
     for c in g.cols:
         t.add_column(c, justify="right")

@@ -91,7 +91,10 @@ class SweepPlan:
     axes: dict[str, Any] = field(default_factory=dict)
 
     def key(self) -> str:
-        h = hashlib.sha256(json.dumps(sorted(p.key() for p in self.probes)).encode())
+        """The state file's name: the probes, and the analysis code (a newer cutediff starts afresh)."""
+        from .analysis_pipeline import analysis_digest
+
+        h = hashlib.sha256(json.dumps([analysis_digest(), sorted(p.key() for p in self.probes)]).encode())
         return h.hexdigest()[:20]
 
 
@@ -168,6 +171,7 @@ def run_sweep(plan: SweepPlan, executor, progress: Progress = _noop, *, resume: 
         "kernel_filter": plan.kernel_filter,
         "axes": plan.axes,
         "toolchains": plan.toolchains,
+        "pins": list(plan.probes[0].pins) if plan.probes else [],
         "executor": executor.describe(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "cells": cells,
@@ -217,7 +221,7 @@ def grid(result: dict, figure: str | None = None, kernel_filter: str | None = No
     cols: list[str] = []
     placed: dict[tuple[str, str], dict] = {}
     for c in result.get("cells", []):
-        row = c.get("toolchain") or c.get("side") or "?"
+        row = c.get("side") or c.get("toolchain") or "?"
         axis = dict(c.get("axis") or {})
         col = cell_label(axis.pop("arch", c.get("arch", "?")), axis)
         if row not in rows:
