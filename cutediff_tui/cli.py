@@ -198,11 +198,47 @@ def _open_tui(path: Path | None) -> None:
 @click.argument("result", type=click.Path(path_type=Path))
 @click.option("--debug", is_flag=True)
 def open_cmd(result: Path, debug: bool) -> None:
-    """Open a saved comparison (a comparison.json or the folder holding one) in the TUI."""
+    """Open a saved comparison (a comparison.json or its folder), a sweep or a bisect result in the TUI."""
     State.debug = State.debug or debug
     if result.is_dir():
         result = result / "comparison.json"
+    kind = _result_schema(result)
+    if kind in ("cutediff.sweep/1", "cutediff.bisect/1"):
+        return _open_many(result)
     _open_tui(result)
+
+
+def _result_schema(path: Path) -> str | None:
+    """The schema a JSON result declares (None when unreadable: the comparison loader says why)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+    import re
+
+    m = re.search(r'"schema"\s*:\s*"([^"]+)"', head)
+    return m.group(1) if m else None
+
+
+@guarded
+def _open_many(path: Path) -> None:
+    """A sweep opens as its heatmap; a bisect as the comparison of its last good and first bad versions."""
+    try:
+        result = json.loads(path.read_text())
+    except ValueError as exc:
+        raise CutediffError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).",
+                            "Give a file written by cutediff sweep/bisect --json.") from None
+    if result.get("schema") == "cutediff.sweep/1":
+        from .core.sweep import grid
+        from .ui.screens.sweep import SweepApp
+
+        grid(result)  # refuses a damaged result in one sentence before the app starts
+        SweepApp(result).run()
+        return
+    from .cli_sweep import open_bisect
+
+    open_bisect(result, progress_printer())
 
 
 @main.command()

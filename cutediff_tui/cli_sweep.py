@@ -85,7 +85,7 @@ def bisect(good: str, bad: str, metric: str, kernel_filter: str | None, versions
         out_console.print(Text(f"compare them: {result['compare_command']}", style="dim"), soft_wrap=True,
                           highlight=False)
     if tui:
-        _open_pair(opts, sides, progress)
+        open_bisect(result, progress)
 
 
 def plan_bound(n: int) -> int:
@@ -139,16 +139,14 @@ def shim_summary(shims: list[str]) -> str:
     return f"{mod}.{'/'.join(n.rpartition('.')[2] for n in names)} aliases"
 
 
-def _open_pair(opts, sides: tuple[str, str], progress) -> None:
-    """Compare two versions with the bisect's options (line info on) and open the TUI on it."""
-    from dataclasses import replace
-
+def open_bisect(result: dict, progress) -> None:
+    """Compare the bisect's last good with its first bad version (line info on) and open the TUI."""
+    from .core.bisect import pair_options
     from .core.compare import run_compare
-    from .core.toolchain import parse_side
 
-    specs = tuple(parse_side(v, [str(p) for p in opts.specs[0].pins], opts.specs[0].cuda) for v in sides)
-    copts = replace(opts, specs=specs, lineinfo=True, command=f"cutediff compare {sides[0]} {sides[1]} …")
-    comparison = run_compare(copts, progress)
+    opts = pair_options(result)
+    progress(f"comparing {opts.specs[0].label} with {opts.specs[1].label}")
+    comparison = run_compare(opts, progress)
     from .ui.app import CutediffApp
 
     CutediffApp(comparison).run()

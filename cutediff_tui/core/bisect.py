@@ -168,8 +168,10 @@ def run_bisect(plan: BisectPlan, progress: Progress = _noop,
         "kernel_filter": plan.kernel_filter,
         "recipe": plan.base.recipe.name,
         "arch": plan.base.profile.arch,
+        "profile": plan.base.profile.to_json(),
         "params": plan.base.params,
         "pins": list(plan.base.pins),
+        "cuda": plan.base.cuda,
         "versions": vs,
         "steps": [s.to_json() for s in sorted(steps.values(), key=lambda s: s.order)],
         "last_good": vs[lo],
@@ -200,3 +202,20 @@ def _next_probe(lo: int, hi: int, steps: dict[int, Step]) -> int | None:
         return None
     mid = (lo + hi) / 2
     return min(open_, key=lambda i: (abs(i - mid), i))
+
+
+def pair_options(result: dict, *, lineinfo: bool = True):
+    """Compare options for a bisect result's last good vs first bad version (the same recipe,
+    parameters, target and pins), to open the pair as a comparison."""
+    from .compare import CompareOptions
+    from .gpu import GpuProfile
+    from .recipes import get_recipe
+    from .toolchain import parse_side
+
+    if result.get("schema") != SCHEMA:
+        raise CutediffError("This is not a cutediff bisect result.", "Make one with cutediff bisect --json FILE.")
+    sides = (result["last_good"], result["first_bad_candidates"][-1])
+    specs = tuple(parse_side(v, result.get("pins") or (), result.get("cuda")) for v in sides)
+    return CompareOptions(specs=specs, recipe=get_recipe(result["recipe"]), params=dict(result["params"]),
+                          profile=GpuProfile(**result["profile"]), lineinfo=lineinfo,
+                          command=result.get("compare_command", ""))

@@ -80,3 +80,32 @@ def test_bad_input_is_one_sentence_before_any_build(args, needle, compile_cache)
     assert proc.returncode == 2
     assert needle in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) <= 3
+
+
+def test_the_tui_opens_last_good_vs_first_bad(first_run, compile_cache, monkeypatch):
+    """`cutediff bisect … --tui` / `cutediff open bisect.json`: the pair as a comparison, in the app."""
+    import asyncio
+
+    from cutediff_tui.core.bisect import pair_options
+    from cutediff_tui.core.compare import run_compare
+    from cutediff_tui.ui.app import CutediffApp
+    from cutediff_tui.ui.widgets.header import ComparisonHeader
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(compile_cache))
+    opts = pair_options(first_run[0])
+    assert [s.dsl for s in opts.specs] == ["4.5.2", "4.5.3"] and opts.lineinfo
+    comparison = run_compare(opts)
+    (k,) = [k for k in comparison["kernels"] if k["name"] == "FlashAttentionForwardSm100"]
+    assert (k["a"]["spill_store_bytes"], k["b"]["spill_store_bytes"]) == (0, 16)
+    assert k["b"]["stack_bytes"] == 8
+
+    async def drive() -> str:
+        app = CutediffApp(comparison)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            await pilot.press("s")  # first spill site of the first bad version
+            await pilot.pause()
+            return str(app.screen.query_one(ComparisonHeader).render())
+
+    header = asyncio.run(drive())
+    assert "DSL 4.5.2" in header and "DSL 4.5.3" in header
