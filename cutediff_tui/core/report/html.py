@@ -15,6 +15,9 @@ from . import svg
 COLOR = {"a": "#3b6fb6", "b": "#e8772e"}
 VERDICT_COLOR = {"SLOWER": "#c62828", "FASTER": "#2e7d32", "SAME": "#57606a", "UNSURE": "#b26a00"}
 
+#: No scripts, no remote loads: only inline styles and data: images.
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
 CSS = """
 :root { --ink:#24292f; --muted:#57606a; --line:#d8dee4; --soft:#f6f8fa; --a:#3b6fb6; --b:#e8772e;
         --worse:#c62828; --better:#2e7d32; }
@@ -396,7 +399,7 @@ def render_html(comparison: dict) -> str:
     body = "\n".join(p for p in parts if p)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         f"<title>{e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
     )

@@ -1,0 +1,73 @@
+"""A real sweep on a Dask local cluster: 3 published DSL versions × 2 archs × 2 head dims of FA4's
+forward kernel, compiled on this CPU-only machine; then resumed from the cache, then the same
+matrix on the local process pool."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_fa4_compare import PINS, cutediff
+
+pytestmark = pytest.mark.slow
+
+SWEEP = ["sweep", "4.5.1", "4.5.3", "4.8.0", *PINS, "--kernel", "fa4-fwd", "--arch", "sm_100a,sm_103a",
+         "--param", "hdim=64,128", "--param", "varlen=true", "--param", "causal=true",
+         "--kernel-filter", "Forward"]
+
+
+@pytest.fixture(scope="module")
+def dask_sweep(compile_cache, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep")
+    proc = cutediff([*SWEEP, "--executor", "dask", "--jobs", "2", "--fresh", "--json", str(out / "s.json"),
+                     "--html", str(out / "s.html")], compile_cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((out / "s.json").read_text()), proc, out
+
+
+def test_runs_every_cell_on_the_dask_cluster(dask_sweep):
+    res, proc, _ = dask_sweep
+    assert res["schema"] == "cutediff.sweep/1"
+    ex = res["executor"]
+    assert ex["kind"] == "dask" and ex["local_cluster"] and ex["workers"] == 2
+    assert len(res["cells"]) == 12 and all(c["status"] == "ok" for c in res["cells"])
+    workers = {c["worker"] for c in res["cells"]}
+    assert workers and all(w.startswith("tcp://") for w in workers)
+    assert "[12/12]" in proc.stderr
+
+
+def test_heatmap_values(dask_sweep):
+    from cutediff_tui.core.sweep import grid
+
+    res, proc, out = dask_sweep
+    g = grid(res)
+    assert g.rows == ["4.5.1", "4.5.3", "4.8.0"]
+    assert g.cols == ["sm_100a hdim=64", "sm_100a hdim=128", "sm_103a hdim=64", "sm_103a hdim=128"]
+    by = {(r, c): g.values[i][j] for i, r in enumerate(g.rows) for j, c in enumerate(g.cols)}
+    assert all(by[("4.5.1", c)] == 0 for c in g.cols)
+    assert by[("4.8.0", "sm_103a hdim=128")] == 176  # the FA4 regression of the original report
+    assert by[("4.5.3", "sm_103a hdim=128")] == 16  # where bisect says it starts
+    assert grid(res, "registers").values[0][0] > 0
+    assert "176" in proc.stdout  # the terminal table
+    html = (out / "s.html").read_text()
+    assert "<table" in html and "176" in html and "<script" not in html
+
+
+def test_resumes_from_the_cache(dask_sweep, compile_cache):
+    proc = cutediff([*SWEEP, "--json", "-"], compile_cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    assert res["timing"]["resumed"] == 12
+    assert "resuming: 12 of 12 cells were finished before" in proc.stderr
+
+
+def test_local_pool_gives_the_same_matrix(dask_sweep, compile_cache):
+    from cutediff_tui.core.sweep import grid
+
+    proc = cutediff([*SWEEP, "--executor", "local", "--jobs", "2", "--fresh", "--json", "-"], compile_cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    assert res["executor"] == {"kind": "local", "workers": 2}
+    assert res["timing"]["cached_builds"] == 12  # built by the Dask workers, same cache
+    assert grid(res).values == grid(dask_sweep[0]).values
