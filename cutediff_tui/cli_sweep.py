@@ -168,9 +168,9 @@ def open_bisect(result: dict, progress) -> None:
 @click.option("--figure", default="spill_store_bytes", show_default=True,
               help="Figure to summarise: spill_store_bytes, registers, stack_bytes, UTCHMMA, mufu, or an expression.")
 @click.option("--kernel-filter", default=None, help="Regular expression: summarise only these kernels (the largest value wins).")
-@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="local: a process pool on this machine; dask: a Dask cluster (local one unless --scheduler).")
-@click.option("--scheduler", default=None, help="Address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
+              help="local (default): a process pool on this machine; dask: a Dask cluster (a local one unless --scheduler).")
+@click.option("--scheduler", default=None, help="Address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --executor dask).")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel builds (default: cores, fewer if memory is short).")
 @click.option("--wheelhouse", type=click.Path(path_type=Path), default=None,
               help="Build environments offline from this folder (must be readable by every worker).")
@@ -185,7 +185,7 @@ def open_bisect(result: dict, progress) -> None:
 @guarded
 def sweep(toolchains: tuple[str, ...], kernel: str, archs: tuple[str, ...], gpus: tuple[str, ...], num_sms: int | None,
           params: tuple[str, ...], with_: tuple[str, ...], cuda: str | None, figure: str, kernel_filter: str | None,
-          executor: str, scheduler: str | None, jobs: int | None, wheelhouse: Path | None, timeout: float,
+          executor: str | None, scheduler: str | None, jobs: int | None, wheelhouse: Path | None, timeout: float,
           no_cache: bool, fresh: bool, json_out: str | None, html_out: Path | None, tui: bool, quiet: bool,
           debug: bool) -> None:
     """Build a recipe for every TOOLCHAIN × arch × swept parameter and summarise one figure as a heatmap.
@@ -206,7 +206,7 @@ def sweep(toolchains: tuple[str, ...], kernel: str, archs: tuple[str, ...], gpus
                            use_cache=not no_cache, figure=figure, kernel_filter=kernel_filter)
     plan.command = "cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:])
     progress = progress_printer(quiet)
-    with make_executor(executor, jobs=jobs, address=scheduler) as ex:
+    with make_executor(executor or ("dask" if scheduler else "local"), jobs=jobs, address=scheduler) as ex:
         d = ex.describe()
         progress(f"sweep {len(plan.probes)} cells ({len(plan.toolchains)} toolchains) on {d['kind']} "
                  f"({d.get('workers')} workers{', ' + d['address'] if d.get('address') else ''})")
@@ -274,11 +274,11 @@ def emit_sweep(result: dict, json_out: str | None, html_out: Path | None, progre
         progress(f"wrote {html_out}")
     if json_out == "-":
         sys.stdout.write(json.dumps(result, indent=1) + "\n")
-        return
-    if json_out:
-        Path(json_out).write_text(json.dumps(result, indent=1) + "\n")
-        progress(f"wrote {json_out}")
-    out_console.print(sweep_table(result))
+    else:
+        if json_out:
+            Path(json_out).write_text(json.dumps(result, indent=1) + "\n")
+            progress(f"wrote {json_out}")
+        out_console.print(sweep_table(result))
     for c in result["cells"]:
         if c.get("status") != "ok":
             err_console.print(Text.assemble(("failed: ", "bold red"), f"{c.get('toolchain')} {c.get('arch')} "

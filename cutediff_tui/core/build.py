@@ -154,22 +154,24 @@ def _read_json(path: Path) -> dict | None:
 
 def clean_stale_builds(root: Path, progress: Progress = _noop) -> int:
     """Remove half-written build folders (``.tmp-KEY-PID-TID``) left by a cutediff process that
-    died: a parent killed with SIGKILL cannot clean up after itself."""
+    died (a parent killed with SIGKILL cannot clean up after itself), and the uncached builds of
+    ``--no-cache`` runs that have ended (``.nocache-KEY-PID``; ``--save`` keeps a result's files)."""
     removed = 0
     try:
         entries = list(root.iterdir())
     except OSError:
         return 0
     for p in entries:
-        if not p.is_dir() or not p.name.startswith(".tmp-"):
+        if not p.is_dir() or not p.name.startswith((".tmp-", ".nocache-")):
             continue
-        parts = p.name.split("-")  # [".tmp", key, pid, thread]
+        parts = p.name.split("-")  # [".tmp", key, pid, thread] or [".nocache", key, pid]
         pid_text = parts[2] if len(parts) > 2 else ""
         if not pid_text.isdigit() or pid_alive(int(pid_text)):
             continue
         shutil.rmtree(p, ignore_errors=True)
         removed += 1
-        progress(f"removed a half-written build left by an earlier crash ({p.name})")
+        if p.name.startswith(".tmp-"):
+            progress(f"removed a half-written build left by an earlier crash ({p.name})")
     return removed
 
 

@@ -108,7 +108,7 @@ class DaskExecutor:
         self.cluster = None
         try:
             if address:
-                self.client = Client(address, timeout=20)
+                self.client = Client(address, timeout=10)
             else:
                 n = workers or default_jobs()
                 self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
@@ -169,7 +169,8 @@ def run_probe_on_worker(probe: Probe) -> dict:
 def make_executor(kind: str = "local", *, jobs: int | None = None, address: str | None = None):
     if kind == "local":
         if address:
-            raise CutediffError("--scheduler needs --executor dask.", "Add --executor dask, or drop --scheduler.")
+            raise CutediffError("--scheduler names a Dask scheduler, but --executor local was asked for.",
+                                "Use --executor dask with --scheduler, or drop --scheduler.")
         return LocalExecutor(jobs)
     if kind == "dask":
         return DaskExecutor(address, jobs)

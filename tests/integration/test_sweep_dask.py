@@ -71,3 +71,45 @@ def test_local_pool_gives_the_same_matrix(dask_sweep, compile_cache):
     assert res["executor"] == {"kind": "local", "workers": 2}
     assert res["timing"]["cached_builds"] == 12  # built by the Dask workers, same cache
     assert grid(res).values == grid(dask_sweep[0]).values
+
+
+def test_existing_scheduler(dask_sweep, compile_cache, monkeypatch):
+    """--scheduler joins a cluster someone else started (here: one started by the test)."""
+    import logging
+
+    from distributed import LocalCluster
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(compile_cache))  # the workers inherit it
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster:
+        proc = cutediff([*SWEEP, "--executor", "dask", "--scheduler", cluster.scheduler_address, "--fresh",
+                         "--json", "-"], compile_cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    assert res["executor"]["address"] == cluster.scheduler_address and not res["executor"]["local_cluster"]
+    assert all(c["status"] == "ok" and c["from_cache"] for c in res["cells"])
+
+
+def test_a_cell_that_cannot_build_is_reported_and_the_rest_kept(compile_cache):
+    """DSL 4.1.0 publishes no wheel for this Python (cp312 only): its cell fails with the reason, the
+    4.5.1 cells are built, and the sweep exits 0 because some cells have figures."""
+    from cutediff_tui.core.paths import project_root
+
+    recipe = str(project_root() / "samples" / "recipes" / "elementwise_add.py")
+    proc = cutediff(["sweep", "4.1.0", "4.5.1", "--kernel", recipe, "--arch", "sm_90a", "--param", "vec=2,4",
+                     "--figure", "registers", "--json", "-", "--fresh"], compile_cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    failed = [c for c in res["cells"] if c["status"] != "ok"]
+    assert {c["side"] for c in failed} == {"4.1.0"} and len(failed) == 2
+    assert all("4.1.0" in c["why"] and "Traceback" not in c["why"] for c in failed)
+    assert all(c["kernels"] for c in res["cells"] if c["side"] == "4.5.1")
+    assert "failed: 4.1.0" in proc.stderr
+
+
+def test_default_pool_size_fits_the_machine():
+    import os
+
+    from cutediff_tui.core.executors import default_jobs
+
+    assert 1 <= default_jobs() <= (os.cpu_count() or 1)

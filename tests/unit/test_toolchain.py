@@ -95,3 +95,19 @@ def test_split_lock_moves_flavoured_libs_last():
     assert set(t.parse_lock(main)) == {"einops", "nvidia-cutlass-dsl-libs-base", "numpy"}
     assert set(t.parse_lock(flavour)) == {"nvidia-cutlass-dsl-libs-cu13"}
     assert "sha256:c" in flavour and "sha256:c" not in main
+
+
+def test_clean_stale_builds_removes_ended_nocache_builds(tmp_path):
+    """`--no-cache` builds of processes that have ended are removed; a live process's are kept."""
+    import os
+    import subprocess
+
+    from cutediff_tui.core.build import clean_stale_builds
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / f".nocache-abc-{dead.pid}").mkdir()
+    (tmp_path / f".nocache-def-{os.getpid()}").mkdir()
+    (tmp_path / "0123456789ab").mkdir()  # a cached build
+    assert clean_stale_builds(tmp_path) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["." + f"nocache-def-{os.getpid()}", "0123456789ab"]

@@ -1,0 +1,88 @@
+"""Bad input to bisect and sweep: one sentence, exit 2, nothing built."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+PINS = ["--with", "flash-attn-4==4.0.0b16"]
+
+
+def run(args, tmp_path, timeout=60):
+    env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(tmp_path / "cache"))
+    return subprocess.run([sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["sweep", "4.5.1", "--arch", "sm_90a", "--figure", "spil_store_bytes"], "Did you mean spill_store_bytes"),
+    (["sweep", "4.5.1", "--arch", "sm_90a", "--param", "hdim=256:64"], "is empty or malformed"),
+    (["sweep", "4.5.1", "--arch", "sm_90a", "--param", "hdim"], "is not NAME=VALUES"),
+    (["sweep", "4.5.1", "--arch", "sm_90a", "--param", "dtype=bf16,fp8"], "is not one of"),
+    (["sweep", "4.5.1", "4.5.1", "--arch", "sm_90a"], "listed twice"),
+    (["sweep", "4.5.1", "--arch", "sm_90a", "--kernel-filter", "(("], "is not a regular expression"),
+    (["sweep", "4.5.1", "--arch", "sm_80"], "no kernel for sm_80"),
+    (["sweep", "4.5.1", "--arch", "sm_90a", "--executor", "local", "--scheduler", "tcp://127.0.0.1:1"],
+     "--executor local was asked for"),
+    (["bisect", "--good", "4.8.0", "--bad", "4.5.1", "--arch", "sm_100a", "--metric", "stack_bytes>0"], "is not older"),
+    (["bisect", "--good", "4.5.1", "--bad", "4.8.0", "--arch", "sm_100a", "--metric", "stack_bytes>0",
+      "--versions", "/nonexistent/v.txt"], "cannot be read"),
+])
+def test_one_sentence(args, needle, tmp_path):
+    proc = run(args, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "cache" / "artifacts").exists() or not any((tmp_path / "cache" / "artifacts").iterdir())
+
+
+def test_unreachable_scheduler(tmp_path):
+    proc = run(["sweep", "4.5.1", "--arch", "sm_90a", "--scheduler", "tcp://127.0.0.1:1"], tmp_path)
+    assert proc.returncode == 2
+    assert "Could not reach the Dask scheduler at tcp://127.0.0.1:1" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_damaged_sweep_result_does_not_open(tmp_path):
+    p = tmp_path / "s.json"
+    p.write_text('{"schema": "cutediff.sweep/1", "cells": [')
+    proc = run(["open", str(p)], tmp_path)
+    assert proc.returncode == 2 and "is not valid JSON" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
+    """Ctrl-C (SIGINT to the terminal's process group) while the pool compiles FA4: exit 130, one
+    line, no compile worker left and no half-written build."""
+    import signal
+    import time
+
+    from .helpers import ROOT, cli_env
+
+    art = compile_cache / "artifacts"
+    before = {p.name for p in art.iterdir()} if art.is_dir() else set()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cutediff_tui.cli", "sweep", "4.5.1", "4.8.0", *PINS, "--with", "quack-kernels==0.4.1",
+         "--kernel", "fa4-fwd", "--arch", "sm_90a", "--param", "hdim=64,128", "--no-cache", "--jobs", "2", "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(compile_cache), cwd=ROOT,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(p.name.startswith(".tmp-") for p in art.iterdir()):
+            time.sleep(0.2)
+        time.sleep(3)
+        assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err[-2000:]
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert lines == ["interrupted: stopped the workers; nothing partial was kept in the cache."], err[-3000:]
+    time.sleep(1)
+    left = {p.name for p in art.iterdir()} - before
+    assert not [n for n in left if n.startswith(".tmp-")], left
+    ps = subprocess.run(["pgrep", "-f", "cutediff_tui.core.worker"], capture_output=True, text=True).stdout.split()
+    assert not ps, ps
