@@ -113,3 +113,26 @@ def test_default_pool_size_fits_the_machine():
     from cutediff_tui.core.executors import default_jobs
 
     assert 1 <= default_jobs() <= (os.cpu_count() or 1)
+
+
+def test_dask_workers_build_environments_from_a_shared_wheelhouse(compile_cache, tmp_path):
+    """Workers with an empty cache build the toolchain they need offline, from a wheelhouse every
+    worker can read (filled once with `cutediff env download`)."""
+    from cutediff_tui.core.paths import project_root
+
+    wh = compile_cache / "wheelhouse-4.5.1"
+    if not list(wh.glob("cutediff-lock-*.txt")):
+        proc = cutediff(["env", "download", "4.5.1", "-d", str(wh)], compile_cache)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    worker_cache = tmp_path / "worker-cache"  # empty: nothing to reuse
+    recipe = str(project_root() / "samples" / "recipes" / "elementwise_add.py")
+    proc = cutediff(["sweep", "4.5.1", "--kernel", recipe, "--arch", "sm_90a", "--param", "vec=2,4",
+                     "--executor", "dask", "--jobs", "2", "--wheelhouse", str(wh), "--figure", "registers",
+                     "--json", "-"], worker_cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    assert res["executor"]["kind"] == "dask" and all(c["status"] == "ok" for c in res["cells"])
+    (env,) = [p for p in (worker_cache / "envs").iterdir() if not p.name.startswith(".")]
+    made = json.loads((env / "env.json").read_text())
+    assert made["wheelhouse"] == str(wh.resolve()) and made["spec"]["dsl"] == "4.5.1"
+    assert all(c["kernels"][0]["figures"]["registers"] > 0 for c in res["cells"])
