@@ -46,7 +46,7 @@ def bisect(good: str, bad: str, metric: str, kernel_filter: str | None, versions
     built or imported, even with the known shims, are marked untestable and stepped around.
     """
     from .cli_report import compare_command
-    from .core.bisect import BisectPlan, candidate_versions, read_versions_file, run_bisect
+    from .core.bisect import BisectPlan, bisect_bound, candidate_versions, read_versions_file, run_bisect
     from .core.metric import parse_metric
     from .core.probe import Probe, check_kernel_filter
     from .core.toolchain import published_versions
@@ -69,29 +69,18 @@ def bisect(good: str, bad: str, metric: str, kernel_filter: str | None, versions
                  timeout=opts.timeout, use_cache=opts.use_cache)
     plan = BisectPlan(versions, base, m, kernel_filter, command=opts.command)
     progress(f"bisect {len(versions)} versions ({versions[0]} .. {versions[-1]}) of {opts.recipe.name} for "
-             f"{opts.profile.arch}: at most {plan_bound(len(versions))} builds without untestable versions")
+             f"{opts.profile.arch}: at most {bisect_bound(len(versions))} builds without untestable versions")
     result = run_bisect(plan, progress)
     sides = (result["last_good"], result["first_bad_candidates"][-1])
     result["compare_command"] = compare_command(sys.argv[1:], "bisect", value_opts=_BISECT_VALUE_OPTS,
                                                 flags=_BISECT_FLAGS, sides=sides)
-    if json_out == "-":
-        sys.stdout.write(json.dumps(result, indent=1) + "\n")
-    else:
-        if json_out:
-            Path(json_out).write_text(json.dumps(result, indent=1) + "\n")
-            progress(f"wrote {json_out}")
+    if emit_json(result, json_out, progress):
         out_console.print(bisect_table(result))
         out_console.print(Text(bisect_answer(result), style="bold"), soft_wrap=True, highlight=False)
         out_console.print(Text(f"compare them: {result['compare_command']}", style="dim"), soft_wrap=True,
                           highlight=False)
     if tui:
         open_bisect(result, progress)
-
-
-def plan_bound(n: int) -> int:
-    from .core.bisect import bisect_bound
-
-    return bisect_bound(n)
 
 
 def bisect_answer(result: dict) -> str:
@@ -266,18 +255,26 @@ def make_sweep_plan(toolchains: list[str], *, kernel: str, archs=(), gpus=(), nu
                      axes={"arch": [p.arch for p in profiles], **axes})
 
 
+def emit_json(result: dict, json_out: str | None, progress) -> bool:
+    """Write ``result`` as JSON to stdout (``-``) or a file; True when the tables should be printed
+    too (stdout is not taken by the JSON)."""
+    text = json.dumps(result, indent=1) + "\n"
+    if json_out == "-":
+        sys.stdout.write(text)
+        return False
+    if json_out:
+        Path(json_out).write_text(text)
+        progress(f"wrote {json_out}")
+    return True
+
+
 def emit_sweep(result: dict, json_out: str | None, html_out: Path | None, progress) -> None:
     if html_out is not None:
         from .core.report.sweep_html import sweep_html
 
         Path(html_out).write_text(sweep_html(result))
         progress(f"wrote {html_out}")
-    if json_out == "-":
-        sys.stdout.write(json.dumps(result, indent=1) + "\n")
-    else:
-        if json_out:
-            Path(json_out).write_text(json.dumps(result, indent=1) + "\n")
-            progress(f"wrote {json_out}")
+    if emit_json(result, json_out, progress):
         out_console.print(sweep_table(result))
     for c in result["cells"]:
         if c.get("status") != "ok":
