@@ -113,3 +113,12 @@ def leftovers(cache: Path, pid: int | None = None) -> list[str]:
 
 def load(path: Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for CLI subprocesses that a test interrupts: a shell starting the test run in
+    the background (``cmd &`` without job control) leaves SIGINT ignored, which the child would
+    inherit and Python would respect; Ctrl-C tests need the default action back."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import FWD_SM100, PINS, ROOT, cli_env, leftovers, one_sentence
+from .helpers import FWD_SM100, PINS, ROOT, cli_env, default_sigint, leftovers, one_sentence
 from .test_cache_faults import _alive, worker_pids
 
 pytestmark = pytest.mark.slow
@@ -26,7 +26,8 @@ def _start_compare(cache: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "cutediff_tui.cli", "compare", "4.5.1", "4.8.0", *PINS, *FWD_SM100,
          "--no-cache", "--no-lineinfo", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(cache), cwd=ROOT)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(cache), cwd=ROOT,
+        preexec_fn=default_sigint)
 
 
 def _wait_for_workers(cache: Path, parent: int, n: int, timeout: float = 180) -> list[int]:

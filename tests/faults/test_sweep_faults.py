@@ -58,7 +58,7 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
     import signal
     import time
 
-    from .helpers import ROOT, cli_env
+    from .helpers import ROOT, cli_env, default_sigint
 
     art = compile_cache / "artifacts"
     before = {p.name for p in art.iterdir()} if art.is_dir() else set()
@@ -66,7 +66,7 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
         [sys.executable, "-m", "cutediff_tui.cli", "sweep", "4.5.1", "4.8.0", *PINS, "--with", "quack-kernels==0.4.1",
          "--kernel", "fa4-fwd", "--arch", "sm_90a", "--param", "hdim=64,128", "--no-cache", "--jobs", "2", "-q"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(compile_cache), cwd=ROOT,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not any(p.name.startswith(".tmp-") for p in art.iterdir()):
