@@ -250,9 +250,11 @@ def make_sweep_plan(toolchains: list[str], *, kernel: str, archs=(), gpus=(), nu
     base = Probe(side=toolchains[0], recipe=recipe, params=base_params, profile=profiles[0], pins=tuple(with_),
                  cuda=cuda, wheelhouse=str(Path(wheelhouse).resolve()) if wheelhouse else None, timeout=timeout,
                  use_cache=use_cache)
-    probes = expand(list(toolchains), profiles, base, axes, lambda p: coerce_params(recipe, p))
+    probes = expand(list(toolchains), profiles, base, axes, lambda p: coerce_params(recipe, p), by_gpu=bool(gsplit))
+    if len({(p.name, p.arch, p.num_sms) for p in profiles}) != len(profiles):
+        raise CutediffError("A target is listed twice (--arch/--gpu).", "List each arch or GPU once.")
     return SweepPlan(toolchains=[s.label for s in specs], probes=probes, figure=figure, kernel_filter=kernel_filter,
-                     axes={"arch": [p.arch for p in profiles], **axes})
+                     axes={"arch": [p.arch for p in profiles], **({"gpu": gsplit} if gsplit else {}), **axes})
 
 
 def emit_json(result: dict, json_out: str | None, progress) -> bool:

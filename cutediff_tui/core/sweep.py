@@ -99,9 +99,10 @@ class SweepPlan:
 
 
 def expand(toolchains: list[str], profiles: list, base: Probe, axes: dict[str, list[Any]],
-           coerce: Callable[[dict[str, Any]], dict[str, Any]]) -> list[Probe]:
+           coerce: Callable[[dict[str, Any]], dict[str, Any]], *, by_gpu: bool = False) -> list[Probe]:
     """Every toolchain × profile × product of ``axes``; ``coerce`` turns the axis values plus the
-    base parameters into the recipe's checked parameters."""
+    base parameters into the recipe's checked parameters. ``by_gpu`` names each profile in the
+    cell's axis too (two GPUs of one arch, e.g. h100 and h200, are different cells)."""
     out: list[Probe] = []
     names = list(axes)
     combos = list(itertools.product(*(axes[n] for n in names))) or [()]
@@ -112,7 +113,8 @@ def expand(toolchains: list[str], profiles: list, base: Probe, axes: dict[str, l
                 params = coerce({**base.params, **axis})
                 out.append(Probe(side=side, recipe=base.recipe, params=params, profile=prof, pins=base.pins,
                                  cuda=base.cuda, wheelhouse=base.wheelhouse, timeout=base.timeout,
-                                 use_cache=base.use_cache, axis={"arch": prof.arch, **axis}))
+                                 use_cache=base.use_cache,
+                                 axis={"arch": prof.arch, **({"gpu": prof.name} if by_gpu else {}), **axis}))
     return out
 
 

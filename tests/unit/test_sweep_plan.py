@@ -61,3 +61,17 @@ def test_grid():
     assert grid(res, "spill_store_bytes + UTCHMMA").values[1][0] == 240
     with pytest.raises(CutediffError, match="not a cutediff sweep"):
         grid({"schema": "cutediff.comparison/1"})
+
+
+def test_two_gpus_of_one_arch_are_two_columns():
+    from cutediff_tui.cli_sweep import make_sweep_plan
+
+    plan = make_sweep_plan(["4.5.1"], kernel="fa4-fwd", gpus=("h100,h20",))
+    assert [p.axis for p in plan.probes] == [{"arch": "sm_90a", "gpu": "h100"}, {"arch": "sm_90a", "gpu": "h20"}]
+    assert [p.profile.num_sms for p in plan.probes] == [132, 78]
+    cells = [{"side": "4.5.1", "axis": p.axis, "status": "ok",
+              "kernels": [{"name": "k", "figures": {"registers": p.profile.num_sms}}]} for p in plan.probes]
+    g = grid({"schema": "cutediff.sweep/1", "figure": "registers", "cells": cells})
+    assert g.cols == ["sm_90a gpu=h100", "sm_90a gpu=h20"] and g.values == [[132, 78]]
+    with pytest.raises(CutediffError, match="listed twice"):
+        make_sweep_plan(["4.5.1"], kernel="fa4-fwd", archs=("sm_90a,sm_90a",))
