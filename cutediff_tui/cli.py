@@ -209,26 +209,19 @@ def open_cmd(result: Path, debug: bool) -> None:
 
 
 def _result_schema(path: Path) -> str | None:
-    """The schema a JSON result declares (None when unreadable: the comparison loader says why)."""
+    """The schema a JSON result declares (None when it is not a JSON object: the comparison loader
+    then says why in one sentence)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).decode("utf-8", "replace")
-    except OSError:
+        data = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError too
         return None
-    import re
-
-    m = re.search(r'"schema"\s*:\s*"([^"]+)"', head)
-    return m.group(1) if m else None
+    return data.get("schema") if isinstance(data, dict) and isinstance(data.get("schema"), str) else None
 
 
 @guarded
 def _open_many(path: Path) -> None:
     """A sweep opens as its heatmap; a bisect as the comparison of its last good and first bad versions."""
-    try:
-        result = json.loads(path.read_text())
-    except ValueError as exc:
-        raise CutediffError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).",
-                            "Give a file written by cutediff sweep/bisect --json.") from None
+    result = json.loads(Path(path).read_bytes())
     if result.get("schema") == "cutediff.sweep/1":
         from .core.sweep import grid
         from .ui.screens.sweep import SweepApp

@@ -151,7 +151,8 @@ def open_bisect(result: dict, progress) -> None:
 @click.option("--gpu", "gpus", multiple=True, help="Target GPU profile(s): h100,b200 (comma list or repeated).")
 @click.option("--num-sms", type=int, default=None, help="SM count persistent kernels see while compiling.")
 @click.option("--param", "params", multiple=True,
-              help="Recipe parameter NAME=V (fixed) or NAME=V1,V2 / NAME=START:STOP:STEP (swept).")
+              help="Recipe parameter NAME=V (fixed) or NAME=V1,V2 / NAME=START:STOP:STEP (swept); values holding "
+                   "commas are separated by ';' (window=128,0;256,0).")
 @click.option("--with", "with_", multiple=True, help="Pin shared by every toolchain (NAME==VERSION).")
 @click.option("--cuda", type=click.Choice(["12", "13"]), default=None)
 @click.option("--figure", default="spill_store_bytes", show_default=True,
@@ -160,7 +161,7 @@ def open_bisect(result: dict, progress) -> None:
 @click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
               help="local (default): a process pool on this machine; dask: a Dask cluster (a local one unless --scheduler).")
 @click.option("--scheduler", default=None, help="Address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --executor dask).")
-@click.option("--jobs", "-j", type=int, default=None, help="Parallel builds (default: cores, fewer if memory is short).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel builds (default: cores, fewer if memory is short).")
 @click.option("--wheelhouse", type=click.Path(path_type=Path), default=None,
               help="Build environments offline from this folder (must be readable by every worker).")
 @click.option("--timeout", type=float, default=1800, show_default=True)
@@ -195,11 +196,20 @@ def sweep(toolchains: tuple[str, ...], kernel: str, archs: tuple[str, ...], gpus
                            use_cache=not no_cache, figure=figure, kernel_filter=kernel_filter)
     plan.command = "cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:])
     progress = progress_printer(quiet)
-    with make_executor(executor or ("dask" if scheduler else "local"), jobs=jobs, address=scheduler) as ex:
-        d = ex.describe()
-        progress(f"sweep {len(plan.probes)} cells ({len(plan.toolchains)} toolchains) on {d['kind']} "
-                 f"({d.get('workers')} workers{', ' + d['address'] if d.get('address') else ''})")
-        result = run_sweep(plan, ex, progress, resume=not (fresh or no_cache))
+    try:
+        with make_executor(executor or ("dask" if scheduler else "local"), jobs=jobs, address=scheduler) as ex:
+            d = ex.describe()
+            progress(f"sweep {len(plan.probes)} cells ({len(plan.toolchains)} toolchains) on {d['kind']} "
+                     f"({d.get('workers')} workers{', ' + d['address'] if d.get('address') else ''})")
+            result = run_sweep(plan, ex, progress, resume=not (fresh or no_cache))
+    except KeyboardInterrupt:
+        from .core.sweep import load_state
+
+        done = len(load_state(plan))
+        err_console.print(f"interrupted: stopped the workers; {done} of {len(plan.probes)} cells finished and are kept "
+                          "(run the same command to resume); nothing partial was kept in the cache.", soft_wrap=True,
+                          highlight=False)
+        sys.exit(130)
     emit_sweep(result, json_out, html_out, progress)
     if tui:
         from .ui.screens.sweep import SweepApp
@@ -234,8 +244,11 @@ def make_sweep_plan(toolchains: list[str], *, kernel: str, archs=(), gpus=(), nu
             raise CutediffError(f"Recipe {recipe.name} has no kernel for {prof.arch}.", f"It supports {supported} targets.")
     fixed: dict[str, Any] = {}
     axes: dict[str, list[Any]] = {}
+    pairs = {p.name for p in recipe.params if p.type == "window"}  # L,R values: only ';' separates them
     for item in params:
         name, values = parse_axis(item)
+        if name in pairs and ";" not in item:
+            values = [item.split("=", 1)[1].strip()]
         if len(values) == 1:
             fixed[name] = values[0]
         else:

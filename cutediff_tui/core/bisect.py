@@ -47,24 +47,18 @@ def candidate_versions(good: str, bad: str, versions: list[str], *, include_pre:
     if not g < b:
         raise CutediffError(f"--good {good} is not older than --bad {bad}.",
                             "Bisect looks for the first bad version after a good one: swap them.")
-    known = {str(v): v for v in versions}
-    for name, v in (("--good", good), ("--bad", bad)):
-        if v not in known:
+    parsed = {v: text for text in reversed(versions) if (v := _version(text)) is not None}  # first spelling wins
+    for name, v, given in (("--good", g, good), ("--bad", b, bad)):
+        if v not in parsed:
             from .toolchain import nearby_versions
 
-            near = nearby_versions(v, versions)
-            raise CutediffError(f"{name} {v} is not among the versions to bisect.",
-                                f"Versions near it: {', '.join(near) or 'none'}.")
-    between = []
-    for text in versions:
-        v = _version(text)
-        if v is None or not (g < v < b):
-            continue
-        if (v.is_prerelease or v.is_devrelease) and not include_pre:
-            continue
-        between.append((v, text))
-    between.sort()
-    return [good, *(t for _, t in between), bad]
+            near = nearby_versions(given, versions)
+            raise CutediffError(f"{name} {given} is not among the versions to bisect.",
+                                f"Versions near it: {', '.join(near)}." if near else
+                                "The list is empty: give --versions FILE (one version per line) to bisect offline.")
+    between = sorted((v, text) for v, text in parsed.items()
+                     if g < v < b and (include_pre or not (v.is_prerelease or v.is_devrelease)))
+    return [parsed[g], *(t for _, t in between), parsed[b]]
 
 
 def read_versions_file(path: Path) -> list[str]:
@@ -107,8 +101,11 @@ def judge(result: dict, metric: Metric, kernel_filter: str | None) -> tuple[str,
     if not kernels:
         names = ", ".join(k["name"] for k in result.get("kernels", [])) or "none"
         return "untestable", f"no kernel matches --kernel-filter {kernel_filter!r} (kernels: {names})"
-    hits = [k for k in kernels if metric.holds(k["figures"])]
-    shown = "; ".join(f"{k['name']}: {metric.shown(k['figures'])}" for k in (hits or kernels))
+    try:
+        hits = [k for k in kernels if metric.holds(k["figures"])]
+        shown = "; ".join(f"{k['name']}: {metric.shown(k['figures'])}" for k in (hits or kernels))
+    except CutediffError as exc:  # a figure this version's analysis did not give
+        return "untestable", str(exc)
     return ("bad" if hits else "good"), shown
 
 
@@ -214,6 +211,10 @@ def pair_options(result: dict, *, lineinfo: bool = True):
 
     if result.get("schema") != SCHEMA:
         raise CutediffError("This is not a cutediff bisect result.", "Make one with cutediff bisect --json FILE.")
+    missing = [k for k in ("last_good", "first_bad_candidates", "recipe", "params", "profile") if not result.get(k)]
+    if missing:
+        raise CutediffError(f"The bisect result lacks {', '.join(missing)}, so its versions cannot be compared.",
+                            "Run the bisect again with --json FILE.")
     sides = (result["last_good"], result["first_bad_candidates"][-1])
     specs = tuple(parse_side(v, result.get("pins") or (), result.get("cuda")) for v in sides)
     return CompareOptions(specs=specs, recipe=get_recipe(result["recipe"]), params=dict(result["params"]),

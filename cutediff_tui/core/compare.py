@@ -279,7 +279,9 @@ def load_json(path: Path) -> dict:
     except FileNotFoundError:
         raise CutediffError(f"{path} does not exist.", "Give the path of a comparison saved by cutediff.") from None
     except (ValueError, UnicodeDecodeError):
-        raise CutediffError(f"{path} is not a JSON comparison.", "Give a file written by cutediff compare --json.") from None
+        raise CutediffError(f"{path} is not a JSON comparison (it does not parse as UTF-8 JSON).",
+                            "Give a file written by cutediff compare --json (open also takes sweep and bisect "
+                            "results).") from None
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema != SCHEMA:
         newer = isinstance(schema, str) and schema.startswith("cutediff.comparison/") and \

@@ -15,7 +15,7 @@ An executor has ``map_unordered(probes)`` yielding ``(probe, result)`` as probes
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -45,12 +45,19 @@ def _failed(probe: Probe, exc: BaseException) -> dict:
 
 
 class LocalExecutor:
-    """A pool of worker processes on this machine (spawned, so no thread state is forked)."""
+    """A pool of worker processes on this machine (spawned, so no thread state is forked).
+
+    When a worker process dies (the OOM killer, a segfault in a native library) the pool is broken
+    for every probe still in it; the unfinished probes then go to a fresh pool, up to
+    ``MAX_RESTARTS`` times, so that one crash does not fail the whole sweep.
+    """
 
     kind = "local"
+    MAX_RESTARTS = 2
 
-    def __init__(self, jobs: int | None = None):
+    def __init__(self, jobs: int | None = None, fn: Callable[[Probe], dict] = run_probe):
         self.jobs = jobs or default_jobs()
+        self.fn = fn
         self._pool: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> LocalExecutor:
@@ -66,24 +73,37 @@ class LocalExecutor:
         if not probes:
             return
         import multiprocessing
+        from concurrent.futures.process import BrokenProcessPool
 
         if self.jobs == 1 or len(probes) == 1:
             for p in probes:  # no pool to start for one probe at a time
-                yield p, run_probe(p)
+                yield p, self.fn(p)
             return
-        self._pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(probes)),
-                                         mp_context=multiprocessing.get_context("spawn"))
-        futures: dict[Future, Probe] = {self._pool.submit(run_probe, p): p for p in probes}
-        try:
-            for fut in as_completed(futures):
-                p = futures[fut]
-                try:
-                    yield p, fut.result()
-                except Exception as exc:  # a worker process died (OOM killer, segfault)
-                    yield p, _failed(p, exc)
-        finally:
-            for f in futures:
-                f.cancel()
+        pending = list(probes)
+        for attempt in range(self.MAX_RESTARTS + 1):
+            self._pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(pending)),
+                                             mp_context=multiprocessing.get_context("spawn"))
+            futures: dict[Future, Probe] = {self._pool.submit(self.fn, p): p for p in pending}
+            broken: list[Probe] = []
+            try:
+                for fut in as_completed(futures):
+                    p = futures[fut]
+                    try:
+                        res = fut.result()
+                    except BrokenProcessPool:
+                        broken.append(p)
+                        continue
+                    except Exception as exc:
+                        res = _failed(p, exc)
+                    yield p, res
+            finally:
+                self.close()
+            if not broken:
+                return
+            pending = broken
+        why = RuntimeError("a worker process died each time this probe ran (killed for memory, or a crash)")
+        for p in pending:
+            yield p, _failed(p, why)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -115,6 +135,9 @@ class DaskExecutor:
                                             dashboard_address=None, silence_logs=logging.ERROR)
                 self.client = Client(self.cluster)
         except OSError as exc:
+            if not address:
+                raise CutediffError(f"The local Dask cluster did not start ({exc}).",
+                                    "Run with --executor local, or check for free ports and memory.") from None
             raise CutediffError(f"Could not reach the Dask scheduler at {address} ({exc}).",
                                 "Check the address (tcp://HOST:8786) and that the scheduler runs.") from None
 

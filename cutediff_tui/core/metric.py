@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -61,10 +62,26 @@ def figures_of(kernel_metrics: Mapping[str, Any]) -> dict[str, Any]:
         gpr = peaks["gpr"]
         out["peak_gpr"] = gpr.get("value") if isinstance(gpr, dict) else gpr
     for k, v in (kernel_metrics.get("instruction_classes") or {}).items():
-        out[k] = v
+        out[_ident(k)] = v
     for k, v in (kernel_metrics.get("opcodes") or {}).items():
         out[k] = v
     return out
+
+
+def _ident(name: str) -> str:
+    """A class name as a metric reads it: Python keywords get a trailing ``_`` (``global``)."""
+    import keyword
+
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _rewrite_keywords(src: str) -> str:
+    import re
+
+    for name in class_names():
+        if _ident(name) != name:
+            src = re.sub(rf"\b{name}\b(?!_)", _ident(name), src)
+    return src
 
 
 @dataclass(frozen=True)
@@ -99,7 +116,7 @@ def parse_metric(text: str, *, predicate: bool | None = None) -> Metric:
     if not src:
         raise CutediffError("The metric is empty.", f"Write a predicate such as {example}.")
     try:
-        tree = ast.parse(src, mode="eval")
+        tree = ast.parse(_rewrite_keywords(src), mode="eval")
     except SyntaxError as exc:
         raise CutediffError(f"The metric {src!r} is not an expression cutediff can read ({exc.msg} at column {exc.offset}).",
                             f"Write a predicate such as {example}.") from None
@@ -109,6 +126,9 @@ def parse_metric(text: str, *, predicate: bool | None = None) -> Metric:
             _check_name(node.id, src)
             if node.id not in names:
                 names.append(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id.isupper():
+            raise CutediffError(f"The metric {src!r} names the opcode variant {node.value.id}.{node.attr}; metrics count "
+                                f"base opcodes.", f"Write {node.value.id} (all its variants together).")
         elif not isinstance(node, _ALLOWED):
             raise CutediffError(f"The metric {src!r} uses {type(node).__name__.lower()} syntax, which a metric cannot.",
                                 "Use names, numbers, + - * /, comparisons (> >= < <= == !=) and and/or/not.")
@@ -130,15 +150,18 @@ _ALLOWED = (ast.Expression, ast.Compare, ast.BoolOp, ast.And, ast.Or, ast.UnaryO
 
 
 def known_names() -> list[str]:
-    return [*RESOURCE_FIGURES, *sorted(class_names())]
+    return [*RESOURCE_FIGURES, *sorted(_ident(c) for c in class_names())]
 
 
 def _check_name(name: str, src: str) -> None:
-    if name in RESOURCE_FIGURES or name in class_names():
-        return
-    if name.isupper() or (name[:1].isupper() and name.replace("_", "").isalnum()):
-        return  # a SASS opcode: counted, 0 when absent
-    close = difflib.get_close_matches(name, known_names(), n=3)
+    known = known_names()
+    if name in known or name.isupper():
+        return  # a figure, or a SASS opcode (counted, 0 when absent)
+    same = [k for k in known if k.lower() == name.lower()]
+    if same:
+        raise CutediffError(f"The metric {src!r} names {name!r}; figures are written in lower case.",
+                            f"Write {same[0]} (only SASS opcodes are upper case, e.g. UTCHMMA).")
+    close = difflib.get_close_matches(name, known, n=3)
     hint = f"Did you mean {' or '.join(close)}?" if close else "Known figures: " + ", ".join(RESOURCE_FIGURES) + "."
     raise CutediffError(f"The metric {src!r} names {name!r}, which is not a figure cutediff measures.",
                         hint + " SASS opcodes are written in upper case (UTCHMMA, MUFU).")
@@ -164,7 +187,7 @@ def _eval(node: ast.AST, figures: Mapping[str, Any], src: str) -> Any:
     if isinstance(node, ast.BinOp):
         left, right = _eval(node.left, figures, src), _eval(node.right, figures, src)
         if isinstance(node.op, ast.Div) and right == 0:
-            return float("inf") if left else 0.0
+            return math.copysign(float("inf"), left) if left else 0.0
         return _BIN[type(node.op)](left, right)
     if isinstance(node, ast.BoolOp):
         vals = (_eval(v, figures, src) for v in node.values)

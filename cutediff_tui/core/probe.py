@@ -43,6 +43,7 @@ class Probe:
     timeout: float = 1800
     use_cache: bool = True
     axis: dict[str, Any] = field(default_factory=dict)  # the swept values that picked this probe
+    _key: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def spec(self):
         from .toolchain import parse_side
@@ -50,7 +51,13 @@ class Probe:
         return parse_side(self.side, self.pins, self.cuda)
 
     def key(self) -> str:
-        """Stable identity of what this probe builds (sweep state files are keyed by it)."""
+        """Stable identity of what this probe builds (sweep state files are keyed by it); computed
+        once, so that editing the recipe file during a sweep cannot change it halfway."""
+        if self._key is None:
+            self._key = self._compute_key()
+        return self._key
+
+    def _compute_key(self) -> str:
         payload = {"format": PROBE_FORMAT, "side": self.side, "pins": list(self.pins), "cuda": self.cuda,
                    "recipe": self.recipe.name, "recipe_src": self.recipe.source_digest(), "params": self.params,
                    "profile": asdict(self.profile)}

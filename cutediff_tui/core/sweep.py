@@ -5,7 +5,7 @@ cells in a state file under the cache (``sweeps/<key>.json``) so that a stopped 
 where it stopped, and is summarised as a grid of one figure: rows are toolchains, columns are
 arch × parameter combinations (:func:`grid`).
 
-The result is a JSON document with ``schema: cutediff.sweep/1`` (``data/sweep.schema.json``).
+The result is a JSON document with ``schema: cutediff.sweep/1``.
 """
 
 from __future__ import annotations
@@ -36,10 +36,16 @@ def _noop(_msg: str) -> None:
 
 
 def parse_values(text: str) -> list[Any]:
-    """``64,128`` → [64, 128]; ``64:256:64`` → [64, 128, 192, 256] (stop included); words stay words."""
+    """``64,128`` → [64, 128]; ``64:256:64`` → [64, 128, 192, 256] (stop included); words stay words;
+    ``;`` separates values that hold commas themselves (``window=128,0;256,0``)."""
     text = text.strip()
     if not text:
         raise CutediffError("A swept parameter has no values.", "Write them as NAME=V1,V2 or NAME=START:STOP:STEP.")
+    if ";" in text:
+        items = [x.strip() for x in text.split(";") if x.strip()]
+        if not items:
+            raise CutediffError(f"The values {text!r} are empty.", "Write them as NAME=A;B, e.g. window=128,0;256,0.")
+        return items
     if ":" in text and "," not in text:
         parts = text.split(":")
         try:
@@ -62,6 +68,8 @@ def parse_values(text: str) -> list[Any]:
         except ValueError:
             low = item.lower()
             out.append(True if low in ("true", "yes", "on") else False if low in ("false", "no", "off") else item)
+    if not out:
+        raise CutediffError(f"The values {text!r} are empty.", "Write them as NAME=V1,V2 or NAME=START:STOP:STEP.")
     return out
 
 
@@ -89,13 +97,16 @@ class SweepPlan:
     kernel_filter: str | None = None
     command: str = ""
     axes: dict[str, Any] = field(default_factory=dict)
+    _key: str | None = field(default=None, init=False, repr=False)
 
     def key(self) -> str:
         """The state file's name: the probes, and the analysis code (a newer cutediff starts afresh)."""
         from .analysis_pipeline import analysis_digest
 
-        h = hashlib.sha256(json.dumps([analysis_digest(), sorted(p.key() for p in self.probes)]).encode())
-        return h.hexdigest()[:20]
+        if self._key is None:
+            cells = sorted(json.dumps([p.key(), p.axis], sort_keys=True, default=str) for p in self.probes)
+            self._key = hashlib.sha256(json.dumps([analysis_digest(), cells]).encode()).hexdigest()[:20]
+        return self._key
 
 
 def expand(toolchains: list[str], profiles: list, base: Probe, axes: dict[str, list[Any]],
@@ -135,8 +146,15 @@ def load_state(plan: SweepPlan) -> dict[str, dict]:
 
 
 def save_state(plan: SweepPlan, cells: dict[str, dict]) -> None:
+    """Add finished cells to the state file (under a lock: two runs of one sweep merge, not overwrite)."""
+    from .locking import file_lock
+
+    path = state_path(plan)
     try:
-        atomic_write(state_path(plan), json.dumps({"schema": "cutediff.sweep-state/1", "cells": cells}))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with file_lock(path.with_suffix(".lock")):
+            merged = {**load_state(plan), **cells}
+            atomic_write(path, json.dumps({"schema": "cutediff.sweep-state/1", "cells": merged}))
     except OSError:
         pass  # resuming is a convenience; a read-only cache only loses it
 
@@ -245,10 +263,16 @@ def grid(result: dict, figure: str | None = None, kernel_filter: str | None = No
             continue
         best = None
         for kern in chosen:
-            v = metric.value(kern["figures"])
+            try:
+                v = metric.value(kern["figures"])
+            except CutediffError as exc:
+                notes[r][k] = str(exc)
+                continue
             v = float(v) if not isinstance(v, bool) else float(v)
             if best is None or v > best[0]:
                 best = (v, kern["name"])
+        if best is None:
+            continue
         values[r][k] = int(best[0]) if best[0].is_integer() else round(best[0], 3)
         kernels[r][k] = best[1]
     return Grid(metric.text, rows, cols, values, notes, kernels)
@@ -265,7 +289,14 @@ def figures_in(result: dict) -> list[str]:
     res = [f for f in RESOURCE_FIGURES if f in seen]
     cls = sorted(f for f in seen if f in class_names())
     ops = sorted(f for f in seen if f not in RESOURCE_FIGURES and f not in class_names() and "." not in f)
-    return res + cls + ops
+    def readable(name: str) -> bool:
+        try:
+            parse_metric(name)
+            return True
+        except CutediffError:
+            return False
+
+    return [f for f in res + cls + ops if readable(f)]
 
 
 def iter_ok(cells: Iterable[dict]) -> Iterable[dict]:

@@ -48,7 +48,8 @@ def test_damaged_sweep_result_does_not_open(tmp_path):
     p = tmp_path / "s.json"
     p.write_text('{"schema": "cutediff.sweep/1", "cells": [')
     proc = run(["open", str(p)], tmp_path)
-    assert proc.returncode == 2 and "is not valid JSON" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "is not a JSON comparison (it does not parse" in proc.stderr
+    assert "sweep and bisect" in proc.stderr and "Traceback" not in proc.stderr
 
 
 @pytest.mark.slow
@@ -80,9 +81,31 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err[-2000:]
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert lines == ["interrupted: stopped the workers; nothing partial was kept in the cache."], err[-3000:]
+    assert len(lines) == 1 and lines[0].startswith("interrupted: stopped the workers; 0 of 4 cells finished"), err[-3000:]
+    assert "run the same command to resume" in lines[0]
     time.sleep(1)
     left = {p.name for p in art.iterdir()} - before
     assert not [n for n in left if n.startswith(".tmp-")], left
     ps = subprocess.run(["pgrep", "-f", "cutediff_tui.core.worker"], capture_output=True, text=True).stdout.split()
     assert not ps, ps
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b'{"schema": "cutediff.bisect/1", "recipe": "fa4-fwd"}', "lacks last_good"),
+    (b'[1, 2]', "cutediff"),
+    (b'\xff\xfe{"schema": "cutediff.sweep/1"}', "cutediff"),
+    (b'{"cells": [], "schema": "cutediff.sweep/1", "figure": "global>0"}', None),
+])
+def test_odd_results_given_to_open(content, needle, tmp_path):
+    """A bisect result without its versions, a JSON list, bytes that are not UTF-8, a sweep whose
+    schema key comes last: one sentence each (the last one opens, so it is only parsed here)."""
+    from cutediff_tui.cli import _result_schema
+
+    p = tmp_path / "r.json"
+    p.write_bytes(content)
+    if needle is None:
+        assert _result_schema(p) == "cutediff.sweep/1"
+        return
+    proc = run(["open", str(p)], tmp_path)
+    assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr

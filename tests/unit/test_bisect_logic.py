@@ -111,3 +111,19 @@ def test_kernel_filter_matching_nothing_is_untestable():
     verdict, why = judge({"status": "ok", "kernels": [{"name": "Foo", "figures": {}}]},
                          parse_metric("registers>1"), "Forward")
     assert verdict == "untestable" and "no kernel matches --kernel-filter 'Forward' (kernels: Foo)" in why
+
+
+def test_versions_compare_as_versions_not_strings():
+    listed = ["4.5.1", "4.6", "4.6.0", "4.6.0", "4.7.0", "4.8.0"]
+    assert candidate_versions("4.5.1", "4.8", listed) == ["4.5.1", "4.6", "4.7.0", "4.8.0"]  # 4.6 == 4.6.0, once
+    with pytest.raises(CutediffError) as e:
+        candidate_versions("4.5.1", "4.8.0", [])
+    assert "give --versions FILE" in e.value.sentence()
+
+
+def test_a_figure_a_version_lacks_makes_it_untestable():
+    from cutediff_tui.core.bisect import judge
+
+    verdict, why = judge({"status": "ok", "kernels": [{"name": "Fwd", "figures": {"registers": 1}}]},
+                         parse_metric("peak_gpr>100"), None)
+    assert verdict == "untestable" and "needs peak_gpr" in why

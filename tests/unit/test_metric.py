@@ -74,3 +74,18 @@ def test_figures_of_a_comparison_side():
     assert f["peak_gpr"] > 128
     assert parse_metric("spill_store_bytes>0").holds(f)
     assert not parse_metric("spill_store_bytes>0").holds(figures_of(fwd["a"]))
+
+
+def test_keyword_class_names_and_case():
+    f = {"global": 66, "registers": 128}
+    from cutediff_tui.core.metric import figures_of
+
+    flat = figures_of({"instruction_classes": {"global": 66}, "registers": 128})
+    assert parse_metric("global>60").holds(flat) and parse_metric("global_ > 60").holds(flat)
+    assert f["global"] == flat["global_"]
+    for text, needle in (("Registers>168", "figures are written in lower case. Write registers"),
+                         ("MUFU.EX2 > 0", "names the opcode variant MUFU.EX2; metrics count base opcodes. Write MUFU")):
+        with pytest.raises(CutediffError) as e:
+            parse_metric(text)
+        assert needle in e.value.sentence()
+    assert parse_metric("(0 - stack_bytes) / 0").value({"stack_bytes": 8}) == float("-inf")

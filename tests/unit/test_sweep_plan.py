@@ -75,3 +75,17 @@ def test_two_gpus_of_one_arch_are_two_columns():
     assert g.cols == ["sm_90a gpu=h100", "sm_90a gpu=h20"] and g.values == [[132, 78]]
     with pytest.raises(CutediffError, match="listed twice"):
         make_sweep_plan(["4.5.1"], kernel="fa4-fwd", archs=("sm_90a,sm_90a",))
+
+
+def test_values_holding_commas_and_empty_lists():
+    from cutediff_tui.cli_sweep import make_sweep_plan
+
+    assert parse_values("128,0;256,0") == ["128,0", "256,0"]
+    plan = make_sweep_plan(["4.5.1"], kernel="fa4-fwd", archs=("sm_90a",), params=("window=128,0;256,0",))
+    assert [p.params["window"] for p in plan.probes] == [[128, 0], [256, 0]]
+    fixed = make_sweep_plan(["4.5.1"], kernel="fa4-fwd", archs=("sm_90a",), params=("window=128,0",))
+    assert [p.params["window"] for p in fixed.probes] == [[128, 0]]
+    with pytest.raises(CutediffError, match="not two integers"):
+        make_sweep_plan(["4.5.1"], kernel="fa4-fwd", archs=("sm_90a",), params=("window=128",))
+    with pytest.raises(CutediffError, match="are empty"):
+        parse_values(",")

@@ -253,6 +253,10 @@ def _convert(p: Param, key: str, value: Any) -> Any:
         if text not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
             raise CutediffError(f"--param {key}={value!r} is not true or false.", f"Write it as e.g. --param {key}=true.")
         return text in ("1", "true", "yes", "on")
+    if p.type == "window" and isinstance(value, (list, tuple)) and len(value) == 2:
+        return [int(value[0]), int(value[1])]
+    if p.type == "window" and not isinstance(value, str):
+        raise CutediffError(f"--{key} {value!r} is not two integers L,R.", f"Write it as e.g. --{key} 128,0.")
     if p.type == "window" and isinstance(value, str):
         try:
             left, right = (int(x) for x in value.split(","))
