@@ -210,8 +210,16 @@ def open_cmd(result: Path, debug: bool) -> None:
 
 def _result_schema(path: Path) -> str | None:
     """The schema a JSON result declares (None when it is not a JSON object: the comparison loader
-    then says why in one sentence)."""
+    then says why in one sentence). A comparison written by cutediff names its schema first, so the
+    (MB-sized) comparison is not parsed twice on its way to the TUI."""
+    import re
+
     try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+        m = re.match(rb'\s*\{\s*"schema"\s*:\s*"(cutediff\.comparison/\d+)"', head)
+        if m:
+            return m.group(1).decode()
         data = json.loads(Path(path).read_bytes())
     except (OSError, ValueError):  # UnicodeDecodeError is a ValueError too
         return None
