@@ -202,34 +202,35 @@ def open_cmd(result: Path, debug: bool) -> None:
     State.debug = State.debug or debug
     if result.is_dir():
         result = result / "comparison.json"
-    kind = _result_schema(result)
-    if kind in ("cutediff.sweep/1", "cutediff.bisect/1"):
-        return _open_many(result)
+    other = sweep_or_bisect(result)
+    if other is not None:
+        return _open_many(other)
     _open_tui(result)
 
 
-def _result_schema(path: Path) -> str | None:
-    """The schema a JSON result declares (None when it is not a JSON object: the comparison loader
-    then says why in one sentence). A comparison written by cutediff names its schema first, so the
-    (MB-sized) comparison is not parsed twice on its way to the TUI."""
+def sweep_or_bisect(path: Path) -> dict | None:
+    """The sweep or bisect result in ``path``, read once; None for anything else (a comparison, or a
+    file that is not a JSON object: the comparison loader then says why in one sentence). A
+    comparison written by cutediff names its schema first, so it is recognised from its first bytes
+    and its MBs are parsed only once, on their way to the TUI."""
     import re
 
     try:
         with open(path, "rb") as fh:
             head = fh.read(512)
-        m = re.match(rb'\s*\{\s*"schema"\s*:\s*"(cutediff\.comparison/\d+)"', head)
-        if m:
-            return m.group(1).decode()
+        if re.match(rb'\s*\{\s*"schema"\s*:\s*"cutediff\.comparison/\d+"', head):
+            return None
         data = json.loads(Path(path).read_bytes())
     except (OSError, ValueError):  # UnicodeDecodeError is a ValueError too
         return None
-    return data.get("schema") if isinstance(data, dict) and isinstance(data.get("schema"), str) else None
+    if isinstance(data, dict) and data.get("schema") in ("cutediff.sweep/1", "cutediff.bisect/1"):
+        return data
+    return None
 
 
 @guarded
-def _open_many(path: Path) -> None:
+def _open_many(result: dict) -> None:
     """A sweep opens as its heatmap; a bisect as the comparison of its last good and first bad versions."""
-    result = json.loads(Path(path).read_bytes())
     if result.get("schema") == "cutediff.sweep/1":
         from .core.sweep import grid
         from .ui.screens.sweep import SweepApp
@@ -522,7 +523,7 @@ def cache_clear_cmd(all_: bool) -> None:
     out_console.print(f"removed {n} entries")
 
 
-def _register_report_commands() -> None:
+def _register_commands() -> None:
     try:
         from .cli_report import check, report
     except ImportError:  # cli_report is being imported first; it registers itself at its end
@@ -537,7 +538,7 @@ def _register_report_commands() -> None:
     main.add_command(sweep)
 
 
-_register_report_commands()
+_register_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

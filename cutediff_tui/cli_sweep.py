@@ -46,7 +46,8 @@ def bisect(good: str, bad: str, metric: str, kernel_filter: str | None, versions
     built or imported, even with the known shims, are marked untestable and stepped around.
     """
     from .cli_report import compare_command
-    from .core.bisect import BisectPlan, bisect_bound, candidate_versions, read_versions_file, run_bisect
+    from .core.bisect import (BisectPlan, bisect_bound, candidate_versions, pair_versions, read_versions_file,
+                              run_bisect)
     from .core.metric import parse_metric
     from .core.probe import Probe, check_kernel_filter
     from .core.toolchain import published_versions
@@ -71,7 +72,7 @@ def bisect(good: str, bad: str, metric: str, kernel_filter: str | None, versions
     progress(f"bisect {len(versions)} versions ({versions[0]} .. {versions[-1]}) of {opts.recipe.name} for "
              f"{opts.profile.arch}: at most {bisect_bound(len(versions))} builds without untestable versions")
     result = run_bisect(plan, progress)
-    sides = (result["last_good"], result["first_bad_candidates"][-1])
+    sides = pair_versions(result)
     result["compare_command"] = compare_command(sys.argv[1:], "bisect", value_opts=_BISECT_VALUE_OPTS,
                                                 flags=_BISECT_FLAGS, sides=sides)
     if emit_json(result, json_out, progress):
@@ -187,7 +188,7 @@ def sweep(toolchains: tuple[str, ...], kernel: str, archs: tuple[str, ...], gpus
     from .core.executors import make_executor
     from .core.metric import parse_metric
     from .core.probe import check_kernel_filter
-    from .core.sweep import SweepPlan, run_sweep
+    from .core.sweep import run_sweep
 
     parse_metric(figure)
     check_kernel_filter(kernel_filter)
@@ -223,7 +224,8 @@ def make_sweep_plan(toolchains: list[str], *, kernel: str, archs=(), gpus=(), nu
                     cuda=None, wheelhouse=None, timeout=1800.0, use_cache=True, figure="spill_store_bytes",
                     kernel_filter=None):
     """The sweep's probes, checked before anything is built (recipe, arch, parameter values, versions)."""
-    from .core.gpu import arch_family, resolve_profile
+    from .core.build import check_recipe_arch
+    from .core.gpu import resolve_profile
     from .core.probe import Probe
     from .core.recipes import coerce_params, get_recipe
     from .core.sweep import SweepPlan, expand, parse_axis
@@ -238,10 +240,10 @@ def make_sweep_plan(toolchains: list[str], *, kernel: str, archs=(), gpus=(), nu
     profiles = [resolve_profile(None, a, num_sms) for a in split] + [resolve_profile(g, None, num_sms) for g in gsplit]
     if not profiles:
         profiles = [resolve_profile(None, None, num_sms)]
+    if len({(p.name, p.arch, p.num_sms) for p in profiles}) != len(profiles):
+        raise CutediffError("A target is listed twice (--arch/--gpu).", "List each arch or GPU once.")
     for prof in profiles:
-        if arch_family(prof.arch) not in recipe.archs:
-            supported = ", ".join(f"sm_{a // 10}x" for a in recipe.archs)
-            raise CutediffError(f"Recipe {recipe.name} has no kernel for {prof.arch}.", f"It supports {supported} targets.")
+        check_recipe_arch(recipe, prof.arch)
     fixed: dict[str, Any] = {}
     axes: dict[str, list[Any]] = {}
     pairs = {p.name for p in recipe.params if p.type == "window"}  # L,R values: only ';' separates them
@@ -264,8 +266,6 @@ def make_sweep_plan(toolchains: list[str], *, kernel: str, archs=(), gpus=(), nu
                  cuda=cuda, wheelhouse=str(Path(wheelhouse).resolve()) if wheelhouse else None, timeout=timeout,
                  use_cache=use_cache)
     probes = expand(list(toolchains), profiles, base, axes, lambda p: coerce_params(recipe, p), by_gpu=bool(gsplit))
-    if len({(p.name, p.arch, p.num_sms) for p in profiles}) != len(profiles):
-        raise CutediffError("A target is listed twice (--arch/--gpu).", "List each arch or GPU once.")
     return SweepPlan(toolchains=[s.label for s in specs], probes=probes, figure=figure, kernel_filter=kernel_filter,
                      axes={"arch": [p.arch for p in profiles], **({"gpu": gsplit} if gsplit else {}), **axes})
 
@@ -298,7 +298,7 @@ def emit_sweep(result: dict, json_out: str | None, html_out: Path | None, progre
 
 
 def sweep_table(result: dict, figure: str | None = None) -> Table:
-    from .core.sweep import grid
+    from .core.sweep import NO_MATCH, grid
 
     g = grid(result, figure)
     finite = g.finite
@@ -313,7 +313,7 @@ def sweep_table(result: dict, figure: str | None = None) -> Table:
         cells: list[Text] = []
         for k, v in enumerate(g.values[r]):
             if v is None:
-                cells.append(Text("failed" if g.notes[r][k] != "no kernel matches the filter" else "-", style="yellow"))
+                cells.append(Text("-" if g.notes[r][k] == NO_MATCH else "failed", style="yellow"))
             elif v == 0:
                 cells.append(Text(str(v), style="dim"))
             else:

@@ -201,6 +201,12 @@ def _next_probe(lo: int, hi: int, steps: dict[int, Step]) -> int | None:
     return min(open_, key=lambda i: (abs(i - mid), i))
 
 
+def pair_versions(result: dict) -> tuple[str, str]:
+    """The last good version and the first bad one (the last candidate when untestable versions
+    separate them)."""
+    return result["last_good"], result["first_bad_candidates"][-1]
+
+
 def pair_options(result: dict, *, lineinfo: bool = True):
     """Compare options for a bisect result's last good vs first bad version (the same recipe,
     parameters, target and pins), to open the pair as a comparison."""
@@ -215,8 +221,7 @@ def pair_options(result: dict, *, lineinfo: bool = True):
     if missing:
         raise CutediffError(f"The bisect result lacks {', '.join(missing)}, so its versions cannot be compared.",
                             "Run the bisect again with --json FILE.")
-    sides = (result["last_good"], result["first_bad_candidates"][-1])
-    specs = tuple(parse_side(v, result.get("pins") or (), result.get("cuda")) for v in sides)
+    specs = tuple(parse_side(v, result.get("pins") or (), result.get("cuda")) for v in pair_versions(result))
     return CompareOptions(specs=specs, recipe=get_recipe(result["recipe"]), params=dict(result["params"]),
                           profile=GpuProfile(**result["profile"]), lineinfo=lineinfo,
                           command=result.get("compare_command", ""))

@@ -225,6 +225,14 @@ def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
     )
 
 
+def check_recipe_arch(recipe: RecipeInfo, arch: str) -> None:
+    """Refuse, in one sentence, a target the recipe has no kernel for."""
+    if arch_family(arch) not in recipe.archs:
+        supported = ", ".join(f"sm_{a // 10}x" for a in recipe.archs)
+        raise CompileError(f"Recipe {recipe.name} has no kernel for {arch}.",
+                           f"It supports {supported} targets; pick one with --arch or --gpu.")
+
+
 def compile_build(
     req: BuildRequest,
     *,
@@ -235,12 +243,7 @@ def compile_build(
     cancel: threading.Event | None = None,
 ) -> Build:
     """Compile ``req`` in a worker (or take it from the cache)."""
-    fam = arch_family(req.profile.arch)
-    if fam not in req.recipe.archs:
-        raise CompileError(
-            f"Recipe {req.recipe.name} has no kernel for {req.profile.arch}.",
-            f"It supports sm_{'x, sm_'.join(str(a // 10) for a in req.recipe.archs)}x targets; pick one with --arch.",
-        )
+    check_recipe_arch(req.recipe, req.profile.arch)
     key = req.key()
     root = artifacts_dir()
     try:

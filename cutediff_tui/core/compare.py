@@ -99,16 +99,10 @@ def run_side(
 
 def preflight(opts: CompareOptions) -> None:
     """Refuse bad input before any environment is built: unknown versions, unsupported arch."""
-    from .gpu import arch_family
+    from .build import check_recipe_arch
     from .toolchain import check_published
 
-    fam = arch_family(opts.profile.arch)
-    if fam not in opts.recipe.archs:
-        supported = ", ".join(f"sm_{a // 10}x" for a in opts.recipe.archs)
-        raise CutediffError(
-            f"Recipe {opts.recipe.name} has no kernel for {opts.profile.arch}.",
-            f"It supports {supported} targets; pick one with --arch or --gpu.",
-        )
+    check_recipe_arch(opts.recipe, opts.profile.arch)
     check_cache_writable()
     if opts.wheelhouse is None:
         for spec in opts.specs:

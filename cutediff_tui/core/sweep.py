@@ -25,6 +25,8 @@ from .paths import cache_dir
 from .probe import Probe, select_kernels
 
 SCHEMA = "cutediff.sweep/1"
+#: The note of a cell none of whose kernels the kernel filter matches.
+NO_MATCH = "no kernel matches the filter"
 Progress = Callable[[str], None]
 
 
@@ -80,8 +82,15 @@ def parse_axis(item: str) -> tuple[str, list[Any]]:
     return name.strip().replace("-", "_"), parse_values(values)
 
 
-def cell_label(arch: str, axis: dict[str, Any]) -> str:
-    return " ".join([arch, *(f"{k}={v}" for k, v in axis.items())])
+def cell_label(axis: dict[str, Any]) -> str:
+    """A cell's column name: its arch, then its other swept values (``sm_100a hdim=128``)."""
+    rest = {k: v for k, v in axis.items() if k != "arch"}
+    return " ".join([str(axis.get("arch", "?")), *(f"{k}={v}" for k, v in rest.items())])
+
+
+def cell_column(cell: dict) -> str:
+    """The column a result's cell sits in (:func:`cell_label` of its axis)."""
+    return cell_label({"arch": cell.get("arch", "?"), **(cell.get("axis") or {})})
 
 
 # ---------------------------------------------------------------- plan
@@ -176,12 +185,13 @@ def run_sweep(plan: SweepPlan, executor, progress: Progress = _noop, *, resume: 
     for probe, res in executor.map_unordered(todo):
         n += 1
         results[probe.key()] = res
-        what = f"[{n}/{total}] {probe.side} {cell_label(probe.profile.arch, {k: v for k, v in probe.axis.items() if k != 'arch'})}"
+        what = f"[{n}/{total}] {probe.side} {cell_label(probe.axis)}"
         if res.get("status") == "ok":
             progress(f"{what}: {res.get('seconds', 0):.1f} s{' (cached build)' if res.get('from_cache') else ''}")
         else:
             progress(f"{what}: failed: {res.get('why')}")
-        save_state(plan, {k: v for k, v in results.items() if v.get("status") == "ok"})
+        if res.get("status") == "ok":
+            save_state(plan, {probe.key(): res})
     cells = [results[p.key()] for p in plan.probes]
     return {
         "schema": SCHEMA,
@@ -212,7 +222,8 @@ class Grid:
     """One figure over the sweep: ``values[r][c]`` for toolchain ``rows[r]`` and column ``cols[c]``.
 
     A value is a number, or ``None`` with ``notes[r][c]`` saying why (failed cell, no kernel matched).
-    ``kernels[r][c]`` names the kernel the value came from (the largest when several match).
+    ``kernels[r][c]`` names the kernel the value came from (the largest when several match), and
+    ``cells[r][c]`` is the result's cell placed there (None where the sweep has none).
     """
 
     figure: str
@@ -221,14 +232,11 @@ class Grid:
     values: list[list[float | None]]
     notes: list[list[str]]
     kernels: list[list[str]]
+    cells: list[list[dict | None]]
 
     @property
     def finite(self) -> list[float]:
         return [v for row in self.values for v in row if v is not None]
-
-    def to_json(self) -> dict:
-        return {"figure": self.figure, "rows": self.rows, "cols": self.cols, "values": self.values,
-                "notes": self.notes, "kernels": self.kernels}
 
 
 def grid(result: dict, figure: str | None = None, kernel_filter: str | None = None) -> Grid:
@@ -237,29 +245,25 @@ def grid(result: dict, figure: str | None = None, kernel_filter: str | None = No
         raise CutediffError("This is not a cutediff sweep result.", "Make one with cutediff sweep --json FILE.")
     metric: Metric = parse_metric(figure or result.get("figure") or "spill_store_bytes", predicate=None)
     kf = kernel_filter if kernel_filter is not None else result.get("kernel_filter")
-    rows: list[str] = []
-    cols: list[str] = []
-    placed: dict[tuple[str, str], dict] = {}
+    rows: dict[str, int] = {}
+    cols: dict[str, int] = {}
+    placed: dict[tuple[int, int], dict] = {}
     for c in result.get("cells", []):
-        row = c.get("side") or c.get("toolchain") or "?"
-        axis = dict(c.get("axis") or {})
-        col = cell_label(axis.pop("arch", c.get("arch", "?")), axis)
-        if row not in rows:
-            rows.append(row)
-        if col not in cols:
-            cols.append(col)
-        placed[(row, col)] = c
-    values = [[None] * len(cols) for _ in rows]
+        r = rows.setdefault(c.get("side") or c.get("toolchain") or "?", len(rows))
+        k = cols.setdefault(cell_column(c), len(cols))
+        placed[(r, k)] = c
+    values: list[list[float | None]] = [[None] * len(cols) for _ in rows]
     notes = [[""] * len(cols) for _ in rows]
     kernels = [[""] * len(cols) for _ in rows]
-    for (row, col), c in placed.items():
-        r, k = rows.index(row), cols.index(col)
+    cells: list[list[dict | None]] = [[None] * len(cols) for _ in rows]
+    for (r, k), c in placed.items():
+        cells[r][k] = c
         if c.get("status") != "ok":
             notes[r][k] = c.get("why") or "failed"
             continue
         chosen = select_kernels(c, kf)
         if not chosen:
-            notes[r][k] = "no kernel matches the filter"
+            notes[r][k] = NO_MATCH
             continue
         best = None
         for kern in chosen:
@@ -268,14 +272,14 @@ def grid(result: dict, figure: str | None = None, kernel_filter: str | None = No
             except CutediffError as exc:
                 notes[r][k] = str(exc)
                 continue
-            v = float(v) if not isinstance(v, bool) else float(v)
+            v = float(v)
             if best is None or v > best[0]:
                 best = (v, kern["name"])
         if best is None:
             continue
         values[r][k] = int(best[0]) if best[0].is_integer() else round(best[0], 3)
         kernels[r][k] = best[1]
-    return Grid(metric.text, rows, cols, values, notes, kernels)
+    return Grid(metric.text, list(rows), list(cols), values, notes, kernels, cells)
 
 
 def figures_in(result: dict) -> list[str]:

@@ -143,11 +143,11 @@ async def test_the_real_sweep_sample():
     """samples/sweeps: FA4 fwd from a real Dask sweep (3 DSL versions × sm_100a/sm_103a × hdim 64/128)."""
     import json
 
-    from cutediff_tui.cli import _result_schema
+    from cutediff_tui.cli import sweep_or_bisect
     from cutediff_tui.core.paths import project_root
 
     path = project_root() / "samples" / "sweeps" / "fa4-fwd-sm100a-sm103a.json"
-    assert _result_schema(path) == "cutediff.sweep/1"  # `cutediff open` shows it as a heatmap
+    assert sweep_or_bisect(path)["schema"] == "cutediff.sweep/1"  # `cutediff open` shows it as a heatmap
     app = SweepApp(json.loads(path.read_text()))
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)

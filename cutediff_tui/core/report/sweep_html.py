@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..metric import RESOURCE_FIGURES
-from ..sweep import Grid, cell_label, grid
+from ..sweep import Grid, cell_column, grid
 from .html import CSP, CSS, _table, e
 
 __all__ = ["RAMP", "cells_by_place", "executor_text", "heat", "ink_for", "ramp_color", "span", "sweep_html",
@@ -86,22 +86,9 @@ def ink_for(background: str) -> str:
 # ---------------------------------------------------------------- result helpers
 
 
-def cells_by_place(result: dict, g: Grid) -> dict[tuple[int, int], dict]:
-    """The result's cells at their ``(row, column)`` index in ``g`` (rows may be sides or toolchains)."""
-    rows = {name: i for i, name in enumerate(g.rows)}
-    cols = {name: i for i, name in enumerate(g.cols)}
-    out: dict[tuple[int, int], dict] = {}
-    for c in result.get("cells", []):
-        r = next((rows[x] for x in (c.get("side"), c.get("toolchain")) if x in rows), None)
-        k = cols.get(_col(c))
-        if r is not None and k is not None:
-            out[(r, k)] = c
-    return out
-
-
-def _col(cell: dict) -> str:
-    axis = dict(cell.get("axis") or {})
-    return cell_label(axis.pop("arch", cell.get("arch", "?")), axis)
+def cells_by_place(g: Grid) -> dict[tuple[int, int], dict]:
+    """The sweep's cells at their ``(row, column)`` index in ``g``."""
+    return {(r, k): c for r, row in enumerate(g.cells) for k, c in enumerate(row) if c is not None}
 
 
 def executor_text(result: dict) -> str:
@@ -164,7 +151,7 @@ def _head(g: Grid) -> str:
 
 def _heatmap(g: Grid, result: dict) -> str:
     lo, hi = span(g)
-    cells = cells_by_place(result, g)
+    cells = cells_by_place(g)
     full = {r: c["toolchain"] for (r, _), c in cells.items() if c.get("toolchain")}
     body = []
     for r, row in enumerate(g.rows):
@@ -203,7 +190,7 @@ def _failed(result: dict) -> str:
     rows = []
     for c in bad:
         secs = c.get("seconds")
-        rows.append((e(c.get("toolchain") or c.get("side") or "?"), e(_col(c)), e(c.get("host") or ""),
+        rows.append((e(c.get("toolchain") or c.get("side") or "?"), e(cell_column(c)), e(c.get("host") or ""),
                      e(f"{secs:.1f}" if isinstance(secs, (int, float)) else "-"), e(c.get("why") or "failed")))
     return (f"<section><h2>Failed cells ({len(bad)})</h2>"
             + _table(["toolchain", "cell", "host", "seconds", "why"], rows, numeric=(3,)) + "</section>")

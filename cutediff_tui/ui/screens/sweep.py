@@ -65,7 +65,7 @@ class SweepScreen(Screen[None]):
             self.figures.insert(0, figure)
         self.figure_index = self.figures.index(figure) if figure else 0
         self.grid: Grid = grid(result, self.figure, kernel_filter)
-        self.cells = cells_by_place(result, self.grid)
+        self.cells = cells_by_place(self.grid)
 
     @property
     def figure(self) -> str:
@@ -122,7 +122,7 @@ class SweepScreen(Screen[None]):
     def refresh_view(self) -> None:
         """Redraw the header and the table for the current figure, keeping the cursor."""
         g = self.grid = grid(self.result, self.figure, self.kernel_filter)
-        self.cells = cells_by_place(self.result, g)
+        self.cells = cells_by_place(g)
         ramp = self._ramp()
         self.query_one("#sweep-head", Static).update(self._head(ramp))
         table = self.query_one("#sweep-heat", DataTable)
