@@ -62,8 +62,13 @@ def synthetic_sass(func: SassFunction, copies: int, arch: str | None) -> str:
     by_addr: dict[int, list[str]] = {}
     for lab, a in func.labels.items():
         by_addr.setdefault(a, []).append(lab)
-    out = [f"\t.target\t{arch or 'sm_100a'}", "", f"\t.section\t.text.{func.name},\"ax\",@progbits",
-           f"        .type           {func.name},@function", f"{func.name}:"]
+    out = [
+        f"\t.target\t{arch or 'sm_100a'}",
+        "",
+        f'\t.section\t.text.{func.name},"ax",@progbits',
+        f"        .type           {func.name},@function",
+        f"{func.name}:",
+    ]
     stride = 1_000_000
     for c in range(copies):
         off = c * size
@@ -108,11 +113,11 @@ def run(repeat: int, scales: list[int]) -> dict:
 
     def stage_table(texts: dict, ptx: dict | None) -> dict:
         st: dict = {}
-        st["parse_sass_ms"], listings = median_ms(
-            lambda: {s: parse_sass(t) for s, t in texts.items()}, repeat)
+        st["parse_sass_ms"], listings = median_ms(lambda: {s: parse_sass(t) for s, t in texts.items()}, repeat)
         funcs = {s: listings[s].main for s in listings}
         st["classify_sass_ms"], _ = median_ms(
-            lambda: {s: (count_opcodes(f), count_classes(f)) for s, f in funcs.items()}, repeat)
+            lambda: {s: (count_opcodes(f), count_classes(f)) for s, f in funcs.items()}, repeat
+        )
         st["align_sass_ms"], al = median_ms(lambda: align_sass(funcs["A"], funcs["B"]), repeat)
         st["sass_instructions"] = [len(funcs["A"]), len(funcs["B"])]
         st["sass_matched"] = al.matched
@@ -123,7 +128,8 @@ def run(repeat: int, scales: list[int]) -> dict:
             st["parse_ptx_ms"], mods = median_ms(lambda: {s: parse_ptx(t) for s, t in ptx.items()}, repeat)
             ents = {s: mods[s].main for s in mods}
             st["classify_ptx_ms"], _ = median_ms(
-                lambda: {s: (ptx_opcode_counts(e), ptx_class_counts(e)) for s, e in ents.items()}, repeat)
+                lambda: {s: (ptx_opcode_counts(e), ptx_class_counts(e)) for s, e in ents.items()}, repeat
+            )
             st["align_ptx_ms"], alp = median_ms(lambda: align_ptx(ents["A"], ents["B"]), repeat)
             st["ptx_instructions"] = [len(ents["A"]), len(ents["B"])]
             st["ptx_matched"] = alp.matched
@@ -131,6 +137,7 @@ def run(repeat: int, scales: list[int]) -> dict:
             st["total_without_ptx_align_ms"] = round(total + st["parse_ptx_ms"] + st["classify_ptx_ms"], 1)
             total += st["parse_ptx_ms"] + st["classify_ptx_ms"] + st["align_ptx_ms"]
         st["total_ms"] = round(total, 1)
+
         # the same pipeline end to end in one timed call
         def pipeline():
             ls = {s: parse_sass(t) for s, t in texts.items()}
@@ -145,6 +152,7 @@ def run(repeat: int, scales: list[int]) -> dict:
                     ptx_opcode_counts(m.main)
                     ptx_class_counts(m.main)
                 align_ptx(ms["A"].main, ms["B"].main)
+
         st["end_to_end_ms"], _ = median_ms(pipeline, repeat)
         return {k: (round(v, 1) if isinstance(v, float) else v) for k, v in st.items()}
 
@@ -157,8 +165,16 @@ def run(repeat: int, scales: list[int]) -> dict:
 
 
 def print_table(res: dict) -> None:
-    cols = ["parse_sass_ms", "classify_sass_ms", "align_sass_ms", "parse_ptx_ms", "classify_ptx_ms",
-            "align_ptx_ms", "total_ms", "end_to_end_ms"]
+    cols = [
+        "parse_sass_ms",
+        "classify_sass_ms",
+        "align_sass_ms",
+        "parse_ptx_ms",
+        "classify_ptx_ms",
+        "align_ptx_ms",
+        "total_ms",
+        "end_to_end_ms",
+    ]
     head = f"{'case':<6} {'SASS instrs A/B':>17} " + " ".join(f"{c.replace('_ms', ''):>14}" for c in cols)
     print(head)
     print("-" * len(head))
@@ -168,11 +184,15 @@ def print_table(res: dict) -> None:
         print(f"{name:<6} {n[0]:>8}/{n[1]:<8} {vals}")
     print()
     pair = res["cases"]["pair"]
-    print(f"pair: SASS matched {pair['sass_matched']} ({pair['sass_match_pct']}%), "
-          f"PTX matched {pair['ptx_matched']} ({pair['ptx_match_pct']}%)")
-    print(f"pair end to end (parse + classify + align, SASS and PTX, both sides): {pair['end_to_end_ms']} ms; "
-          f"without the PTX alignment (sum of stage medians): {pair['total_without_ptx_align_ms']} ms "
-          f"(median of {res['repeat']}; nvdisasm {res['nvdisasm_ms_excluded']} ms excluded)")
+    print(
+        f"pair: SASS matched {pair['sass_matched']} ({pair['sass_match_pct']}%), "
+        f"PTX matched {pair['ptx_matched']} ({pair['ptx_match_pct']}%)"
+    )
+    print(
+        f"pair end to end (parse + classify + align, SASS and PTX, both sides): {pair['end_to_end_ms']} ms; "
+        f"without the PTX alignment (sum of stage medians): {pair['total_without_ptx_align_ms']} ms "
+        f"(median of {res['repeat']}; nvdisasm {res['nvdisasm_ms_excluded']} ms excluded)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,12 +26,13 @@ sys.path.insert(0, str(ROOT / "tests" / "tui"))
 os.environ.setdefault("CUTEDIFF_CONFIG_DIR", tempfile.mkdtemp(prefix="cutediff-cfg-"))
 os.environ.setdefault("CUTEDIFF_CACHE_DIR", tempfile.mkdtemp(prefix="cutediff-cache-"))
 
+from test_perf import big_model  # noqa: E402
+
 from cutediff_tui.core.compare import load_json  # noqa: E402
 from cutediff_tui.samples import default_sample  # noqa: E402
 from cutediff_tui.ui.app import CutediffApp  # noqa: E402
 from cutediff_tui.ui.messages import ModelReady  # noqa: E402
 from cutediff_tui.ui.screens.main import MainScreen  # noqa: E402
-from test_perf import big_model  # noqa: E402
 
 SIZE = (120, 36)
 
@@ -72,8 +73,18 @@ async def keystrokes() -> tuple[dict, float]:
         out: dict[str, list[float]] = {}
         # "z" is bound to nothing: its time is Pilot's own cost of delivering a key and waiting for idle,
         # the baseline subtracted below (measured in the same run, interleaved with the real keys)
-        plan = [("z", 100), ("j", 200), ("k", 100), ("ctrl+d", 60), ("ctrl+u", 30), ("G", 10), ("g", 10), ("n", 100),
-                ("N", 50), ("z", 100)]
+        plan = [
+            ("z", 100),
+            ("j", 200),
+            ("k", 100),
+            ("ctrl+d", 60),
+            ("ctrl+u", 30),
+            ("G", 10),
+            ("g", 10),
+            ("n", 100),
+            ("N", 50),
+            ("z", 100),
+        ]
         for key, times in plan:
             samples = []
             for _ in range(times):
@@ -87,7 +98,7 @@ async def keystrokes() -> tuple[dict, float]:
 
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
 
 
 def main() -> None:
@@ -102,15 +113,21 @@ def main() -> None:
         "keystroke_ms": {k: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "n": len(v)} for k, v in keys.items()},
         "keystroke_all_ms": {"p50": pct(allk, 0.5), "p95": pct(allk, 0.95), "n": len(allk)},
         "pilot_noop_key_ms": {"p50": b50, "p95": pct(base, 0.95), "n": len(base)},
-        "keystroke_net_ms": {"p50": pct(net, 0.5), "p95": pct(net, 0.95),
-                             "note": "each keystroke minus the median of an unbound key in the same run"},
+        "keystroke_net_ms": {
+            "p50": pct(net, 0.5),
+            "p95": pct(net, 0.95),
+            "note": "each keystroke minus the median of an unbound key in the same run",
+        },
         "load_average": os.getloadavg(),
         "memory_two_100k_listings_mb": round(mem, 1),
         "figures": {
             "start to drawn sample": {"value": round(statistics.median(starts), 2), "unit": "s", "target": "<= 2 s"},
             "keystroke to repaint p95, 100k rows (net of Pilot's no-op key)": {
-                "value": round(pct(net, 0.95), 1), "unit": "ms",
-                "reference": f"raw p95 {pct(allk, 0.95):.0f} ms, no-op key p50 {b50:.0f} ms", "target": "<= 50 ms"},
+                "value": round(pct(net, 0.95), 1),
+                "unit": "ms",
+                "reference": f"raw p95 {pct(allk, 0.95):.0f} ms, no-op key p50 {b50:.0f} ms",
+                "target": "<= 50 ms",
+            },
             "memory, two 100k-line listings": {"value": round(mem, 1), "unit": "MB", "target": "recorded"},
         },
     }

@@ -89,7 +89,10 @@ def stage_cold(repeat: int) -> dict:
 
 def stage_warm(repeat: int) -> dict:
     cli(["compare", "4.5.1", "4.8.0", *PINS, *FWD, "--json", os.devnull], TEST_CACHE)
-    walls = [cli(["compare", "4.5.1", "4.8.0", *PINS, *FWD, "--json", os.devnull], TEST_CACHE)[0] for _ in range(max(repeat, 5))]
+    walls = [
+        cli(["compare", "4.5.1", "4.8.0", *PINS, *FWD, "--json", os.devnull], TEST_CACHE)[0]
+        for _ in range(max(repeat, 5))
+    ]
     help_walls = [cli(["--help"], TEST_CACHE)[0] for _ in range(max(repeat, 5))]
     return {"compare_json_s": spread(walls), "cli_start_s": spread(help_walls), "target_s": 1.0}
 
@@ -107,17 +110,27 @@ def stage_env(repeat: int) -> dict:
         pins = [f"{k}=={v['version']}" for k, v in json.loads(lock.read_text())["lock"].items()]
         tgt = d / "pip-target"
         t0 = time.perf_counter()
-        subprocess.run([PY, "-m", "pip", "install", "-q", "--no-deps", "--target", str(tgt), *pins], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [PY, "-m", "pip", "install", "-q", "--no-deps", "--target", str(tgt), *pins],
+            check=True,
+            capture_output=True,
+        )
         pip_times.append(time.perf_counter() - t0)
         shutil.rmtree(d)
-    return {"cutediff_env_create_s": spread(uv_times), "pip_target_same_lock_s": spread(pip_times),
-            "ratio": statistics.median(uv_times) / statistics.median(pip_times), "target_s": 5.0}
+    return {
+        "cutediff_env_create_s": spread(uv_times),
+        "pip_target_same_lock_s": spread(pip_times),
+        "ratio": statistics.median(uv_times) / statistics.median(pip_times),
+        "target_s": 5.0,
+    }
 
 
 def stage_analysis(repeat: int) -> dict:
-    subprocess.run([PY, str(ROOT / "benchmarks" / "bench_analysis.py"), "--repeat", str(max(repeat, 5))], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [PY, str(ROOT / "benchmarks" / "bench_analysis.py"), "--repeat", str(max(repeat, 5))],
+        check=True,
+        capture_output=True,
+    )
     return json.loads((ROOT / "benchmarks" / "results" / "analysis.json").read_text())
 
 
@@ -137,9 +150,15 @@ def stage_bench() -> dict:
         ref = json.loads((root / f"standalone-{version}.json").read_text())["shapes"]
         for row in bench["shapes"]:
             label = row["shape"]["label"]
-            rows.append({"side": version, "shape": label, "cutediff_ms": row[side]["median_ms"],
-                         "standalone_ms": ref[label]["median_ms"],
-                         "ratio": row[side]["median_ms"] / ref[label]["median_ms"]})
+            rows.append(
+                {
+                    "side": version,
+                    "shape": label,
+                    "cutediff_ms": row[side]["median_ms"],
+                    "standalone_ms": ref[label]["median_ms"],
+                    "ratio": row[side]["median_ms"] / ref[label]["median_ms"],
+                }
+            )
     return {"gpu": "NVIDIA H200", "rows": rows, "target": "within 2%"}
 
 
@@ -158,35 +177,51 @@ def write_results(res: dict) -> None:
     c = res.get("cold")
     if c:
         slower = max(v["median"] for v in c["single_side_s"].values())
-        lines.append(f"| compare, cold (FA4 fwd, plain + line info) | {c['compare_s']['median']:.1f} s ({c['compare_s']['min']:.1f}-{c['compare_s']['max']:.1f}) "
-                     f"| slower single side {slower:.1f} s | {c['ratio']:.2f} | <= 1.15 |")
+        lines.append(
+            f"| compare, cold (FA4 fwd, plain + line info) | {c['compare_s']['median']:.1f} s ({c['compare_s']['min']:.1f}-{c['compare_s']['max']:.1f}) "
+            f"| slower single side {slower:.1f} s | {c['ratio']:.2f} | <= 1.15 |"
+        )
     w = res.get("warm")
     if w:
-        lines.append(f"| compare, warm: CLI to complete JSON | {w['compare_json_s']['median']:.2f} s | CLI start (--help) {w['cli_start_s']['median']:.2f} s | "
-                     f"{w['compare_json_s']['median'] / w['cli_start_s']['median']:.2f} | <= 1 s |")
+        lines.append(
+            f"| compare, warm: CLI to complete JSON | {w['compare_json_s']['median']:.2f} s | CLI start (--help) {w['cli_start_s']['median']:.2f} s | "
+            f"{w['compare_json_s']['median'] / w['cli_start_s']['median']:.2f} | <= 1 s |"
+        )
     a = res.get("analysis")
     if a:
         p = a["cases"]["pair"]
-        lines.append(f"| analysis of the FA4 pair (parse+classify+align SASS and PTX) | {p['end_to_end_ms']:.0f} ms | "
-                     f"FA4 tools/sass_diff.py 930 ms (issue figure) | {p['end_to_end_ms'] / 930:.2f} | <= 150 ms |")
+        lines.append(
+            f"| analysis of the FA4 pair (parse+classify+align SASS and PTX) | {p['end_to_end_ms']:.0f} ms | "
+            f"FA4 tools/sass_diff.py 930 ms (issue figure) | {p['end_to_end_ms'] / 930:.2f} | <= 150 ms |"
+        )
         for scale in ("x10", "x100"):
             if scale in a["cases"]:
                 s = a["cases"][scale]
-                t = s.get("total_without_ptx_align_ms") or (s.get("parse_sass_ms", 0) + s.get("classify_sass_ms", 0) + s.get("align_sass_ms", 0))
-                lines.append(f"| analysis {scale} synthetic SASS (parse+classify+align) | {t:.0f} ms | pair {p['total_without_ptx_align_ms']:.0f} ms | "
-                             f"{t / p['total_without_ptx_align_ms']:.1f} | near-linear |")
+                t = s.get("total_without_ptx_align_ms") or (
+                    s.get("parse_sass_ms", 0) + s.get("classify_sass_ms", 0) + s.get("align_sass_ms", 0)
+                )
+                lines.append(
+                    f"| analysis {scale} synthetic SASS (parse+classify+align) | {t:.0f} ms | pair {p['total_without_ptx_align_ms']:.0f} ms | "
+                    f"{t / p['total_without_ptx_align_ms']:.1f} | near-linear |"
+                )
     e = res.get("env")
     if e:
-        lines.append(f"| environment creation, warm uv cache (DSL 4.8.0 + pins) | {e['cutediff_env_create_s']['median']:.1f} s | "
-                     f"pip --target, same lock {e['pip_target_same_lock_s']['median']:.1f} s | {e['ratio']:.2f} | <= 5 s |")
+        lines.append(
+            f"| environment creation, warm uv cache (DSL 4.8.0 + pins) | {e['cutediff_env_create_s']['median']:.1f} s | "
+            f"pip --target, same lock {e['pip_target_same_lock_s']['median']:.1f} s | {e['ratio']:.2f} | <= 5 s |"
+        )
     t = res.get("tui")
     if t:
         for k, v in t.get("figures", {}).items():
-            lines.append(f"| TUI {k} | {v.get('value')} {v.get('unit', '')} | {v.get('reference', '')} | {v.get('ratio', '')} | {v.get('target', '')} |")
+            lines.append(
+                f"| TUI {k} | {v.get('value')} {v.get('unit', '')} | {v.get('reference', '')} | {v.get('ratio', '')} | {v.get('target', '')} |"
+            )
     b = res.get("bench")
     if b:
         worst = max(abs(r["ratio"] - 1) for r in b["rows"])
-        lines.append(f"| bench medians vs standalone CUDA-event script (H200, recorded) | worst {worst * 100:.1f}% | standalone script | - | within 2% |")
+        lines.append(
+            f"| bench medians vs standalone CUDA-event script (H200, recorded) | worst {worst * 100:.1f}% | standalone script | - | within 2% |"
+        )
     lines.append("")
     (ROOT / "benchmarks" / "RESULTS.md").write_text("\n".join(lines) + "\n")
 

@@ -48,13 +48,17 @@ def guarded(func):
         except OSError as exc:
             if State.debug:
                 raise
-            fail(f"{exc.strerror or exc} ({getattr(exc, 'filename', '') or ''}). Check the path and permissions; run with --debug for details.")
+            fail(
+                f"{exc.strerror or exc} ({getattr(exc, 'filename', '') or ''}). Check the path and permissions; run with --debug for details."
+            )
         except (SystemExit, click.exceptions.Exit, click.ClickException):
             raise
         except Exception as exc:
             if State.debug:
                 raise
-            fail(f"cutediff hit an internal error ({type(exc).__name__}: {str(exc)[:200]}). Run again with --debug and report it.")
+            fail(
+                f"cutediff hit an internal error ({type(exc).__name__}: {str(exc)[:200]}). Run again with --debug and report it."
+            )
 
     return wrapper
 
@@ -89,12 +93,29 @@ def progress_printer(quiet: bool = False):
 
 def recipe_options(func):
     opts = [
-        click.option("--kernel", "kernel", default="fa4-fwd", show_default=True, help="Recipe to compile (cutediff recipes lists them)."),
-        click.option("--arch", default=None, help="Target arch, e.g. sm_90a, sm_100a, sm_103a, sm_120a (default: local GPU, else sm_100a)."),
+        click.option(
+            "--kernel",
+            "kernel",
+            default="fa4-fwd",
+            show_default=True,
+            help="Recipe to compile (cutediff recipes lists them).",
+        ),
+        click.option(
+            "--arch",
+            default=None,
+            help="Target arch, e.g. sm_90a, sm_100a, sm_103a, sm_120a (default: local GPU, else sm_100a).",
+        ),
         click.option("--gpu", default=None, help="Target GPU profile (h100, h200, b200, b300, …): arch plus SM count."),
         click.option("--num-sms", type=int, default=None, help="SM count that persistent kernels see while compiling."),
-        click.option("--with", "with_", multiple=True, help="Pin shared by both sides (NAME==VERSION or a source folder)."),
-        click.option("--cuda", type=click.Choice(["12", "13"]), default=None, help="DSL libraries flavour (default: as the host torch)."),
+        click.option(
+            "--with", "with_", multiple=True, help="Pin shared by both sides (NAME==VERSION or a source folder)."
+        ),
+        click.option(
+            "--cuda",
+            type=click.Choice(["12", "13"]),
+            default=None,
+            help="DSL libraries flavour (default: as the host torch).",
+        ),
         click.option("--varlen/--batched", default=None, help="Packed variable-length or fixed-length batches."),
         click.option("--causal/--no-causal", default=None, help="Causal mask."),
         click.option("--hdim", type=int, default=None),
@@ -109,9 +130,18 @@ def recipe_options(func):
         click.option("--window", default=None, help="Sliding window L,R."),
         click.option("--param", "extra_params", multiple=True, help="Other recipe parameter as NAME=VALUE."),
         click.option("--no-cache", is_flag=True, help="Compile again even when the cache has the result."),
-        click.option("--no-lineinfo", is_flag=True, help="Skip the separate line-info build (no source lines for spills)."),
-        click.option("--timeout", type=float, default=1800, show_default=True, help="Seconds before a compile is stopped."),
-        click.option("--wheelhouse", type=click.Path(path_type=Path), default=None, help="Build environments offline from this folder."),
+        click.option(
+            "--no-lineinfo", is_flag=True, help="Skip the separate line-info build (no source lines for spills)."
+        ),
+        click.option(
+            "--timeout", type=float, default=1800, show_default=True, help="Seconds before a compile is stopped."
+        ),
+        click.option(
+            "--wheelhouse",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="Build environments offline from this folder.",
+        ),
         click.option("--debug", is_flag=True, help="Show tracebacks."),
     ]
     for o in reversed(opts):
@@ -119,7 +149,20 @@ def recipe_options(func):
     return func
 
 
-PARAM_KEYS = ("varlen", "causal", "hdim", "hdim_v", "heads", "kv_heads", "dtype", "seqlen", "batch", "total", "docs", "window")
+PARAM_KEYS = (
+    "varlen",
+    "causal",
+    "hdim",
+    "hdim_v",
+    "heads",
+    "kv_heads",
+    "dtype",
+    "seqlen",
+    "batch",
+    "total",
+    "docs",
+    "window",
+)
 
 
 def build_options(a: str, b: str, kw: dict[str, Any]):
@@ -143,8 +186,10 @@ def build_options(a: str, b: str, kw: dict[str, Any]):
     known = {p.name for p in recipe.params}
     unknown = [k for k in given if k not in known]
     if unknown and recipe.strict:
-        raise CutediffError(f"Recipe {recipe.name} has no parameter {', '.join(unknown)}.",
-                            f"Its parameters: {', '.join(sorted(known)) or 'none'}.")
+        raise CutediffError(
+            f"Recipe {recipe.name} has no parameter {', '.join(unknown)}.",
+            f"Its parameters: {', '.join(sorted(known)) or 'none'}.",
+        )
     params = coerce_params(recipe, given)
     profile = resolve_profile(kw.get("gpu"), kw.get("arch"), kw.get("num_sms"))
     return CompareOptions(
@@ -248,13 +293,21 @@ def _open_many(result: dict) -> None:
 @click.argument("b")
 @recipe_options
 @click.option("--json", "json_out", default=None, help="Write the comparison as JSON to PATH, or - for stdout.")
-@click.option("--save", type=click.Path(path_type=Path), default=None, help="Save a self-contained result folder (opens offline).")
+@click.option(
+    "--save", type=click.Path(path_type=Path), default=None, help="Save a self-contained result folder (opens offline)."
+)
 @click.option("--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4.")
 @click.option("--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled).")
 @click.option("--tui", is_flag=True, help="Open the result in the TUI.")
-@click.option("--a-source", default=None, help="Side A compiles the recipe file from here: a PATH (file, or a checkout holding it) or git:REV.")
+@click.option(
+    "--a-source",
+    default=None,
+    help="Side A compiles the recipe file from here: a PATH (file, or a checkout holding it) or git:REV.",
+)
 @click.option("--b-source", default=None, help="Side B compiles the recipe file from here: a PATH or git:REV.")
-@click.option("--watch", is_flag=True, help="Recompile and reprint when the recipe's source files change (Ctrl-C stops).")
+@click.option(
+    "--watch", is_flag=True, help="Recompile and reprint when the recipe's source files change (Ctrl-C stops)."
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @guarded
 def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, quiet: bool, **kw: Any) -> None:
@@ -269,11 +322,15 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     opts = build_options(a, b, kw)
     plan = plan_for(opts, kw)
     progress = progress_printer(quiet)
-    progress(f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} ({opts.profile.name}, {opts.profile.num_sms} SMs)")
+    progress(
+        f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} ({opts.profile.name}, {opts.profile.num_sms} SMs)"
+    )
     if kw.get("watch"):
         if tui:
-            raise CutediffError("--watch runs headless for now; the TUI takes the watch hook in a later change.",
-                                "Drop --tui (the tables are reprinted after each edit).")
+            raise CutediffError(
+                "--watch runs headless for now; the TUI takes the watch hook in a later change.",
+                "Drop --tui (the tables are reprinted after each edit).",
+            )
         return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
     comparison = run_compare_plan(opts, plan, progress)
     errors = emit_comparison(comparison, json_out, save, progress)
@@ -313,7 +370,9 @@ def emit_comparison(comparison: dict, json_out: str | None, save: Path | None, p
 @click.argument("path_a", type=click.Path(path_type=Path))
 @click.argument("path_b", type=click.Path(path_type=Path))
 @click.option("--json", "json_out", default=None, help="Write the comparison as JSON to PATH, or - for stdout.")
-@click.option("--allow-arch-mismatch", is_flag=True, help="Compare cubins built for different GPU architectures (figures only).")
+@click.option(
+    "--allow-arch-mismatch", is_flag=True, help="Compare cubins built for different GPU architectures (figures only)."
+)
 @click.option("--debug", is_flag=True)
 @guarded
 def diff(path_a: Path, path_b: Path, json_out: str | None, allow_arch_mismatch: bool, debug: bool) -> None:
@@ -326,8 +385,13 @@ def diff(path_a: Path, path_b: Path, json_out: str | None, allow_arch_mismatch: 
     def warn(msg: str) -> None:
         err_console.print(f"[bold yellow]warning:[/] {escape(msg)}", soft_wrap=True)
 
-    comparison = diff_paths(path_a, path_b, command="cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:]),
-                            allow_arch_mismatch=allow_arch_mismatch, warn=warn)
+    comparison = diff_paths(
+        path_a,
+        path_b,
+        command="cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:]),
+        allow_arch_mismatch=allow_arch_mismatch,
+        warn=warn,
+    )
     if json_out == "-":
         sys.stdout.write(dumps(comparison) + "\n")
     else:
@@ -360,8 +424,12 @@ def recipes(refs: tuple[str, ...], as_json: bool, debug: bool) -> None:
 @click.argument("b")
 @click.option("--with", "with_", multiple=True, help="Pin shared by both sides.")
 @click.option("--cuda", type=click.Choice(["12", "13"]), default=None)
-@click.option("--kernel", type=click.Choice(["fa4-fwd", "fa4-bwd", "fa4-fwdbwd"]), default="fa4-fwdbwd", show_default=True)
-@click.option("--shape", "shapes", multiple=True, help="TOTALxHEADSh/DOCS (default: 8192x32h/4, 32768x32h/8, 32768x16h/1).")
+@click.option(
+    "--kernel", type=click.Choice(["fa4-fwd", "fa4-bwd", "fa4-fwdbwd"]), default="fa4-fwdbwd", show_default=True
+)
+@click.option(
+    "--shape", "shapes", multiple=True, help="TOTALxHEADSh/DOCS (default: 8192x32h/4, 32768x32h/8, 32768x16h/1)."
+)
 @click.option("--hdim", type=int, default=128, show_default=True)
 @click.option("--causal/--no-causal", default=True, show_default=True)
 @click.option("--rounds", type=int, default=10, show_default=True, help="Rounds per side (A and B alternate).")
@@ -371,14 +439,35 @@ def recipes(refs: tuple[str, ...], as_json: bool, debug: bool) -> None:
 @click.option("--tolerance", type=float, default=0.01, show_default=True, help="Relative change counted as SAME.")
 @click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
 @click.option("--wheelhouse", type=click.Path(path_type=Path), default=None)
-@click.option("--into", type=click.Path(path_type=Path), default=None,
-              help="Attach the result to a saved comparison (its reports then show the bench).")
+@click.option(
+    "--into",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Attach the result to a saved comparison (its reports then show the bench).",
+)
 @click.option("--quiet", "-q", is_flag=True)
 @click.option("--debug", is_flag=True)
 @guarded
-def bench(a: str, b: str, with_: tuple, cuda: str | None, kernel: str, shapes: tuple, hdim: int, causal: bool,
-          rounds: int, warmup: int, iters: int, l2_flush: bool, tolerance: float, json_out: str | None,
-          wheelhouse: Path | None, into: Path | None, quiet: bool, debug: bool) -> None:
+def bench(
+    a: str,
+    b: str,
+    with_: tuple,
+    cuda: str | None,
+    kernel: str,
+    shapes: tuple,
+    hdim: int,
+    causal: bool,
+    rounds: int,
+    warmup: int,
+    iters: int,
+    l2_flush: bool,
+    tolerance: float,
+    json_out: str | None,
+    wheelhouse: Path | None,
+    into: Path | None,
+    quiet: bool,
+    debug: bool,
+) -> None:
     """Time both toolchains on the local GPU, interleaved, with medians, a B/A interval and a verdict."""
     State.debug = State.debug or debug
     from .core.bench.runner import BenchConfig, check_gpu, run_bench
@@ -392,7 +481,8 @@ def bench(a: str, b: str, with_: tuple, cuda: str | None, kernel: str, shapes: t
     progress = progress_printer(quiet)
     envs = tuple(create_env(s, wheelhouse=wheelhouse, progress=progress) for s in specs)
     shp = tuple(parse_shape(x, hdim, causal) for x in shapes) or tuple(
-        type(s)(s.total, s.heads, s.docs, hdim, causal) for s in DEFAULT_SHAPES)
+        type(s)(s.total, s.heads, s.docs, hdim, causal) for s in DEFAULT_SHAPES
+    )
     cfg = BenchConfig(shp, kernel.removeprefix("fa4-"), rounds, warmup, iters, l2_flush, tolerance)
 
     def listen(ev: dict) -> None:
@@ -426,11 +516,13 @@ def env() -> None:
 
 
 def _env_opts(func):
-    for o in reversed([
-        click.option("--with", "with_", multiple=True, help="Pin (NAME==VERSION or a source folder)."),
-        click.option("--cuda", type=click.Choice(["12", "13"]), default=None),
-        click.option("--debug", is_flag=True),
-    ]):
+    for o in reversed(
+        [
+            click.option("--with", "with_", multiple=True, help="Pin (NAME==VERSION or a source folder)."),
+            click.option("--cuda", type=click.Choice(["12", "13"]), default=None),
+            click.option("--debug", is_flag=True),
+        ]
+    ):
         func = o(func)
     return func
 
@@ -489,13 +581,17 @@ def env_remove(target: str) -> None:
 @click.option("--python-version", default=None, help="Python of the target machine, e.g. 3.12.")
 @click.option("--platform", "platform_", default="manylinux_2_28_x86_64", show_default=True)
 @guarded
-def env_download(spec: str, with_: tuple, cuda: str | None, debug: bool, dest: Path, python_version: str | None, platform_: str) -> None:
+def env_download(
+    spec: str, with_: tuple, cuda: str | None, debug: bool, dest: Path, python_version: str | None, platform_: str
+) -> None:
     """Fill a wheelhouse for SPEC on a connected machine (then: env create SPEC --wheelhouse DIR)."""
     State.debug = State.debug or debug
     from .core.toolchain import download_env, parse_side, python_tag
 
     s = parse_side(spec, with_, int(cuda) if cuda else None)
-    lock = download_env(s, dest, python_version=python_version or python_tag(), pip_platform=platform_, progress=progress_printer())
+    lock = download_env(
+        s, dest, python_version=python_version or python_tag(), pip_platform=platform_, progress=progress_printer()
+    )
     out_console.print(f"wheelhouse ready: {dest} (lock {lock.name})")
 
 

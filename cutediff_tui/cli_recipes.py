@@ -34,10 +34,15 @@ def _archs(archs: tuple[int, ...]) -> str:
 
 
 def recipe_table(r) -> Table:
-    t = Table(title=f"{r.name}: {r.summary}" if r.summary else r.name, title_justify="left", show_edge=False,
-              caption=f"archs {_archs(r.archs)}" + (f" · needs {', '.join(r.needs)}" if r.needs else "")
-              + ("" if r.strict else " · parameters not readable on this machine (passed as given)"),
-              caption_justify="left")
+    t = Table(
+        title=f"{r.name}: {r.summary}" if r.summary else r.name,
+        title_justify="left",
+        show_edge=False,
+        caption=f"archs {_archs(r.archs)}"
+        + (f" · needs {', '.join(r.needs)}" if r.needs else "")
+        + ("" if r.strict else " · parameters not readable on this machine (passed as given)"),
+        caption_justify="left",
+    )
     t.add_column("parameter")
     t.add_column("type")
     t.add_column("default")
@@ -46,7 +51,9 @@ def recipe_table(r) -> Table:
 
     flags = bool(r.params) and all(p.name in PARAM_KEYS for p in r.params)  # FA4's own flags (--hdim …)
     for p in r.params:
-        default = "" if p.default is None else (str(p.default).lower() if isinstance(p.default, bool) else str(p.default))
+        default = (
+            "" if p.default is None else (str(p.default).lower() if isinstance(p.default, bool) else str(p.default))
+        )
         shown = [str(c) if c != "" else "''" for c in p.choices]
         choices = f" ({'|'.join(shown)})" if p.choices else ""
         opt = "--" + p.name.replace("_", "-") if flags else f"--param {p.name}="
@@ -86,9 +93,11 @@ def show_recipes(refs: tuple[str, ...], as_json: bool) -> None:
         out.print(recipe_table(r))
         out.print()
     if not refs:
-        out.print("[dim]Pass a recipe to compare with --kernel NAME, --kernel path/to/file.py[:function] or "
-                  "--kernel package.module[:function]; set parameters with --param NAME=VALUE. "
-                  "Write your own: docs/recipes.md.[/]")
+        out.print(
+            "[dim]Pass a recipe to compare with --kernel NAME, --kernel path/to/file.py[:function] or "
+            "--kernel package.module[:function]; set parameters with --param NAME=VALUE. "
+            "Write your own: docs/recipes.md.[/]"
+        )
 
 
 # ---------------------------------------------------------------- sources
@@ -113,8 +122,9 @@ def plan_for(opts, kw: dict[str, Any]):
 
     locals_ = tuple(tuple(s.local_paths()) for s in opts.specs)
     search = tuple(p for paths in locals_ for p in paths)
-    return plan_sources(opts.recipe, kw.get("a_source"), kw.get("b_source"), search=search,
-                        local_paths=(locals_[0], locals_[1]))
+    return plan_sources(
+        opts.recipe, kw.get("a_source"), kw.get("b_source"), search=search, local_paths=(locals_[0], locals_[1])
+    )
 
 
 # ---------------------------------------------------------------- --watch
@@ -135,8 +145,10 @@ def watch_compare(opts, plan, kw: dict[str, Any], *, json_out: str | None, save:
                 screen.clear()
             secs = time.monotonic() - started[0]
             sides = " and ".join(s.upper() for s in sorted(change.sides)) or "A and B"
-            screen.rule(f"{time.strftime('%H:%M:%S')} · {change.names()} changed · side {sides} rebuilt in {secs:.1f} s",
-                        style="cyan")
+            screen.rule(
+                f"{time.strftime('%H:%M:%S')} · {change.names()} changed · side {sides} rebuilt in {secs:.1f} s",
+                style="cyan",
+            )
         emit_comparison(comparison, json_out, save, progress)
         progress(f"watching {len(watch.watched())} file(s); save a change to recompile, Ctrl-C stops")
 
@@ -149,16 +161,21 @@ def watch_compare(opts, plan, kw: dict[str, Any], *, json_out: str | None, save:
             started[0] = time.monotonic()
         progress(message)
 
-    watch = CompareWatch(opts, plan, given=given_params(kw), on_result=on_result, on_error=on_error,
-                         progress=on_progress)
+    watch = CompareWatch(
+        opts, plan, given=given_params(kw), on_result=on_result, on_error=on_error, progress=on_progress
+    )
     if not watch.watched():
-        raise CutediffError(f"Recipe {opts.recipe.name} has no source file here to watch.",
-                            "Use --watch with a recipe file (--kernel path/to/file.py) or a --with source folder.")
+        raise CutediffError(
+            f"Recipe {opts.recipe.name} has no source file here to watch.",
+            "Use --watch with a recipe file (--kernel path/to/file.py) or a --with source folder.",
+        )
 
     def stop_on_term(_sig, _frame):
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop_on_term) if threading.current_thread() is threading.main_thread() else None
+    previous = (
+        signal.signal(signal.SIGTERM, stop_on_term) if threading.current_thread() is threading.main_thread() else None
+    )
     watch.start(initial=True)
     try:
         while True:

@@ -19,14 +19,32 @@ from .cli import State, build_options, err_console, guarded, out_console, progre
 from .core.errors import CutediffError
 
 # Options of report/check that `cutediff compare` does not have (left out of the repro command).
-_OWN_VALUE_OPTS = {"-o", "--output", "--format", "--json", "--junit", "--result", "--report", "--max-spill-bytes",
-                   "--max-register-delta", "--max-stack-delta", "--max-slowdown", "--kernel-filter"}
+_OWN_VALUE_OPTS = {
+    "-o",
+    "--output",
+    "--format",
+    "--json",
+    "--junit",
+    "--result",
+    "--report",
+    "--max-spill-bytes",
+    "--max-register-delta",
+    "--max-stack-delta",
+    "--max-slowdown",
+    "--kernel-filter",
+}
 _OWN_FLAGS = {"-q", "--quiet"}
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d*|\.post\d+|\.dev\d+)*(,|$)")
 
 
-def compare_command(argv: list[str], name: str, *, value_opts: set[str] = _OWN_VALUE_OPTS,
-                    flags: set[str] = _OWN_FLAGS, sides: tuple[str, str] | None = None) -> str:
+def compare_command(
+    argv: list[str],
+    name: str,
+    *,
+    value_opts: set[str] = _OWN_VALUE_OPTS,
+    flags: set[str] = _OWN_FLAGS,
+    sides: tuple[str, str] | None = None,
+) -> str:
     """The ``cutediff compare …`` equivalent of a ``cutediff report|check A B …`` command line
     (``sides`` puts these two versions first, for commands that take none, like bisect)."""
     try:
@@ -34,7 +52,7 @@ def compare_command(argv: list[str], name: str, *, value_opts: set[str] = _OWN_V
     except ValueError:
         return ""
     out: list[str] = []
-    rest = argv[start + 1:]
+    rest = argv[start + 1 :]
     skip = False
     for tok in rest:
         if skip:
@@ -51,11 +69,17 @@ def compare_command(argv: list[str], name: str, *, value_opts: set[str] = _OWN_V
 
 
 def _crosscheck_options(func):
-    for o in reversed([
-        click.option("--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4."),
-        click.option("--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled)."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress on stderr."),
-    ]):
+    for o in reversed(
+        [
+            click.option(
+                "--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4."
+            ),
+            click.option(
+                "--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled)."
+            ),
+            click.option("--quiet", "-q", is_flag=True, help="No progress on stderr."),
+        ]
+    ):
         func = o(func)
     return func
 
@@ -74,8 +98,10 @@ def obtain_comparison(args: tuple[str, ...], kw: dict[str, Any], quiet: bool, co
     if len(args) == 1:
         return _load_result(Path(args[0]))
     if len(args) != 2:
-        raise CutediffError(f"Expected RESULT or A B, got {len(args)} argument(s).",
-                            "Give a saved comparison (comparison.json or its folder), or two toolchains such as 4.5.1 4.8.0.")
+        raise CutediffError(
+            f"Expected RESULT or A B, got {len(args)} argument(s).",
+            "Give a saved comparison (comparison.json or its folder), or two toolchains such as 4.5.1 4.8.0.",
+        )
     a, b = args
     if all(not _VERSION_RE.match(x) and Path(x).exists() for x in (a, b)):
         from .core.artifacts_diff import diff_paths
@@ -86,14 +112,19 @@ def obtain_comparison(args: tuple[str, ...], kw: dict[str, Any], quiet: bool, co
     opts = build_options(a, b, kw)
     opts.command = command
     progress = progress_printer(quiet)
-    progress(f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} "
-             f"({opts.profile.name}, {opts.profile.num_sms} SMs)")
+    progress(
+        f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} "
+        f"({opts.profile.name}, {opts.profile.num_sms} SMs)"
+    )
     return run_compare(opts, progress)
 
 
 def _side_errors(comparison: dict) -> list[str]:
-    return [f"Side {s.upper()}: {v['error']}" if not str(v["error"]).startswith(("Side", "side")) else str(v["error"])
-            for s, v in (comparison.get("sides") or {}).items() if isinstance(v, dict) and v.get("error")]
+    return [
+        f"Side {s.upper()}: {v['error']}" if not str(v["error"]).startswith(("Side", "side")) else str(v["error"])
+        for s, v in (comparison.get("sides") or {}).items()
+        if isinstance(v, dict) and v.get("error")
+    ]
 
 
 def _save_json(comparison: dict, path: str) -> None:
@@ -108,13 +139,22 @@ def _save_json(comparison: dict, path: str) -> None:
 @click.command()
 @click.argument("args", nargs=-1, required=True, metavar="RESULT | A B")
 @recipe_options
-@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
-              help="Report format (default: from the -o suffix, else md).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None, help="Write the report to FILE (default: stdout).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "html", "json"]),
+    default=None,
+    help="Report format (default: from the -o suffix, else md).",
+)
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), default=None, help="Write the report to FILE (default: stdout)."
+)
 @click.option("--json", "json_out", default=None, help="Also save the comparison as JSON to PATH.")
 @_crosscheck_options
 @guarded
-def report(args: tuple[str, ...], fmt: str | None, output: Path | None, json_out: str | None, quiet: bool, **kw: Any) -> None:
+def report(
+    args: tuple[str, ...], fmt: str | None, output: Path | None, json_out: str | None, quiet: bool, **kw: Any
+) -> None:
     """Write a report of a comparison: Markdown for a GitHub issue, self-contained HTML, or JSON.
 
     RESULT is a comparison.json (or the folder holding one); A B are two toolchains, as for
@@ -146,31 +186,71 @@ def report(args: tuple[str, ...], fmt: str | None, output: Path | None, json_out
 # ---------------------------------------------------------------- check
 
 
-_STATUS_STYLE = {"fail": ("FAIL ", "bold red"), "error": ("ERROR", "bold red"), "skip": ("skip ", "yellow"),
-                 "pass": ("ok   ", "green")}
+_STATUS_STYLE = {
+    "fail": ("FAIL ", "bold red"),
+    "error": ("ERROR", "bold red"),
+    "skip": ("skip ", "yellow"),
+    "pass": ("ok   ", "green"),
+}
 
 
 @click.command()
 @click.argument("sides", nargs=-1, metavar="A B")
 @recipe_options
-@click.option("--result", type=click.Path(path_type=Path), default=None,
-              help="Check a saved comparison (comparison.json or its folder) instead of compiling.")
-@click.option("--max-spill-bytes", type=click.IntRange(min=0), default=None, metavar="N",
-              help="Most spill-store and most spill-load bytes side B may have, per kernel.")
-@click.option("--max-register-delta", type=int, default=None, metavar="N", help="Most registers B may add over A (B − A).")
-@click.option("--max-stack-delta", type=int, default=None, metavar="N", help="Most stack-frame bytes B may add over A (B − A).")
-@click.option("--max-slowdown", type=float, default=None, metavar="PCT",
-              help="Most percent B may be slower than A per bench shape (when the comparison has bench timings).")
+@click.option(
+    "--result",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Check a saved comparison (comparison.json or its folder) instead of compiling.",
+)
+@click.option(
+    "--max-spill-bytes",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Most spill-store and most spill-load bytes side B may have, per kernel.",
+)
+@click.option(
+    "--max-register-delta", type=int, default=None, metavar="N", help="Most registers B may add over A (B − A)."
+)
+@click.option(
+    "--max-stack-delta", type=int, default=None, metavar="N", help="Most stack-frame bytes B may add over A (B − A)."
+)
+@click.option(
+    "--max-slowdown",
+    type=float,
+    default=None,
+    metavar="PCT",
+    help="Most percent B may be slower than A per bench shape (when the comparison has bench timings).",
+)
 @click.option("--kernel-filter", default=None, metavar="REGEX", help="Check only kernels whose name or symbol matches.")
-@click.option("--junit", type=click.Path(path_type=Path), default=None, help="Write JUnit XML (one testcase per kernel × limit).")
+@click.option(
+    "--junit", type=click.Path(path_type=Path), default=None, help="Write JUnit XML (one testcase per kernel × limit)."
+)
 @click.option("--json", "json_out", default=None, help="Also save the comparison as JSON to PATH.")
-@click.option("--report", "report_out", type=click.Path(path_type=Path), default=None,
-              help="Also write a report to FILE (.md, .html or .json).")
+@click.option(
+    "--report",
+    "report_out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write a report to FILE (.md, .html or .json).",
+)
 @_crosscheck_options
 @guarded
-def check(sides: tuple[str, ...], result: Path | None, max_spill_bytes: int | None, max_register_delta: int | None,
-          max_stack_delta: int | None, max_slowdown: float | None, kernel_filter: str | None, junit: Path | None,
-          json_out: str | None, report_out: Path | None, quiet: bool, **kw: Any) -> None:
+def check(
+    sides: tuple[str, ...],
+    result: Path | None,
+    max_spill_bytes: int | None,
+    max_register_delta: int | None,
+    max_stack_delta: int | None,
+    max_slowdown: float | None,
+    kernel_filter: str | None,
+    junit: Path | None,
+    json_out: str | None,
+    report_out: Path | None,
+    quiet: bool,
+    **kw: Any,
+) -> None:
     """Gate CI on a comparison: exit 0 within the limits, 1 when one broke, 2 on an error.
 
     Compiles A and B as cutediff compare does, or reads --result. Limits apply per kernel to side B
@@ -186,13 +266,20 @@ def check(sides: tuple[str, ...], result: Path | None, max_spill_bytes: int | No
     limits = Limits(max_spill_bytes, max_register_delta, max_stack_delta, max_slowdown, kernel_filter)
     try:
         if result is not None and sides:
-            raise CutediffError("Give either --result PATH or the two toolchains A B, not both.",
-                                "Use --result to check a saved comparison without compiling.")
+            raise CutediffError(
+                "Give either --result PATH or the two toolchains A B, not both.",
+                "Use --result to check a saved comparison without compiling.",
+            )
         if result is None and len(sides) != 2:
-            raise CutediffError(f"cutediff check needs two toolchains A B (got {len(sides)}) or --result PATH.",
-                                "For example: cutediff check 4.5.1 4.8.0 --max-spill-bytes 0.")
-        comparison = (_load_result(result) if result is not None
-                      else obtain_comparison(sides, kw, quiet, compare_command(sys.argv[1:], "check")))
+            raise CutediffError(
+                f"cutediff check needs two toolchains A B (got {len(sides)}) or --result PATH.",
+                "For example: cutediff check 4.5.1 4.8.0 --max-spill-bytes 0.",
+            )
+        comparison = (
+            _load_result(result)
+            if result is not None
+            else obtain_comparison(sides, kw, quiet, compare_command(sys.argv[1:], "check"))
+        )
     except CutediffError as exc:
         if junit is not None:
             bad = CheckResult([CheckOutcome("cutediff", "input", "error", exc.sentence())])
@@ -216,10 +303,15 @@ def check(sides: tuple[str, ...], result: Path | None, max_spill_bytes: int | No
     if res.exit_code == 2:
         for o in res.errors:
             msg = o.message[:1].upper() + o.message[1:]
-            err_console.print(Text.assemble(("error: ", "bold red"), msg if msg.endswith(".") else msg + "."),
-                              soft_wrap=True, highlight=False)
+            err_console.print(
+                Text.assemble(("error: ", "bold red"), msg if msg.endswith(".") else msg + "."),
+                soft_wrap=True,
+                highlight=False,
+            )
         sys.exit(2)
-    out_console.print(Text(res.summary(), style="bold red" if res.exit_code else "bold green"), soft_wrap=True, highlight=False)
+    out_console.print(
+        Text(res.summary(), style="bold red" if res.exit_code else "bold green"), soft_wrap=True, highlight=False
+    )
     sys.exit(res.exit_code)
 
 

@@ -29,25 +29,43 @@ _BISECT_FLAGS = {"--include-pre", "--tui", "-q", "--quiet"}
 @click.option("--good", required=True, help="A DSL version where the metric is false.")
 @click.option("--bad", required=True, help="A later DSL version where the metric is true.")
 @recipe_options
-@click.option("--metric", required=True, help="When a version is bad, e.g. 'spill_store_bytes>0' or 'registers>168 or STL>0'.")
+@click.option(
+    "--metric", required=True, help="When a version is bad, e.g. 'spill_store_bytes>0' or 'registers>168 or STL>0'."
+)
 @click.option("--kernel-filter", default=None, help="Regular expression: judge only these kernels (name or symbol).")
-@click.option("--versions", "versions_file", type=click.Path(path_type=Path), default=None,
-              help="Bisect the versions listed in this file (one per line) instead of asking the package index.")
+@click.option(
+    "--versions",
+    "versions_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Bisect the versions listed in this file (one per line) instead of asking the package index.",
+)
 @click.option("--include-pre", is_flag=True, help="Also try pre-release and dev versions.")
 @click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
-@click.option("--tui", is_flag=True, help="Then compare the last good with the first bad version (with line info) in the TUI.")
+@click.option(
+    "--tui", is_flag=True, help="Then compare the last good with the first bad version (with line info) in the TUI."
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @guarded
-def bisect(good: str, bad: str, metric: str, kernel_filter: str | None, versions_file: Path | None, include_pre: bool,
-           json_out: str | None, tui: bool, quiet: bool, **kw: Any) -> None:
+def bisect(
+    good: str,
+    bad: str,
+    metric: str,
+    kernel_filter: str | None,
+    versions_file: Path | None,
+    include_pre: bool,
+    json_out: str | None,
+    tui: bool,
+    quiet: bool,
+    **kw: Any,
+) -> None:
     """Find the first published DSL version where METRIC turns true for the recipe's kernels.
 
     Builds only ⌈log2 n⌉ + 2 versions (each cached like any compare); versions that cannot be
     built or imported, even with the known shims, are marked untestable and stepped around.
     """
     from .cli_report import compare_command
-    from .core.bisect import (BisectPlan, bisect_bound, candidate_versions, pair_versions, read_versions_file,
-                              run_bisect)
+    from .core.bisect import BisectPlan, bisect_bound, candidate_versions, pair_versions, read_versions_file, run_bisect
     from .core.metric import parse_metric
     from .core.probe import Probe, check_kernel_filter
     from .core.toolchain import published_versions
@@ -65,21 +83,33 @@ def bisect(good: str, bad: str, metric: str, kernel_filter: str | None, versions
     versions = candidate_versions(good, bad, listed, include_pre=include_pre)
     progress = progress_printer(quiet)
     spec = opts.specs[0]
-    base = Probe(side=good, recipe=opts.recipe, params=opts.params, profile=opts.profile,
-                 pins=tuple(kw.get("with_") or ()), cuda=spec.cuda, wheelhouse=str(opts.wheelhouse) if opts.wheelhouse else None,
-                 timeout=opts.timeout, use_cache=opts.use_cache)
+    base = Probe(
+        side=good,
+        recipe=opts.recipe,
+        params=opts.params,
+        profile=opts.profile,
+        pins=tuple(kw.get("with_") or ()),
+        cuda=spec.cuda,
+        wheelhouse=str(opts.wheelhouse) if opts.wheelhouse else None,
+        timeout=opts.timeout,
+        use_cache=opts.use_cache,
+    )
     plan = BisectPlan(versions, base, m, kernel_filter, command=opts.command)
-    progress(f"bisect {len(versions)} versions ({versions[0]} .. {versions[-1]}) of {opts.recipe.name} for "
-             f"{opts.profile.arch}: at most {bisect_bound(len(versions))} builds without untestable versions")
+    progress(
+        f"bisect {len(versions)} versions ({versions[0]} .. {versions[-1]}) of {opts.recipe.name} for "
+        f"{opts.profile.arch}: at most {bisect_bound(len(versions))} builds without untestable versions"
+    )
     result = run_bisect(plan, progress)
     sides = pair_versions(result)
-    result["compare_command"] = compare_command(sys.argv[1:], "bisect", value_opts=_BISECT_VALUE_OPTS,
-                                                flags=_BISECT_FLAGS, sides=sides)
+    result["compare_command"] = compare_command(
+        sys.argv[1:], "bisect", value_opts=_BISECT_VALUE_OPTS, flags=_BISECT_FLAGS, sides=sides
+    )
     if emit_json(result, json_out, progress):
         out_console.print(bisect_table(result))
         out_console.print(Text(bisect_answer(result), style="bold"), soft_wrap=True, highlight=False)
-        out_console.print(Text(f"compare them: {result['compare_command']}", style="dim"), soft_wrap=True,
-                          highlight=False)
+        out_console.print(
+            Text(f"compare them: {result['compare_command']}", style="dim"), soft_wrap=True, highlight=False
+        )
     if tui:
         open_bisect(result, progress)
 
@@ -88,16 +118,27 @@ def bisect_answer(result: dict) -> str:
     if result.get("first_bad"):
         return f"first bad: {result['first_bad']} (last good: {result['last_good']})"
     cands = result["first_bad_candidates"]
-    return (f"first bad: one of {', '.join(cands)} (last good: {result['last_good']}; "
-            f"{', '.join(cands[:-1])} could not be tested)")
+    return (
+        f"first bad: one of {', '.join(cands)} (last good: {result['last_good']}; "
+        f"{', '.join(cands[:-1])} could not be tested)"
+    )
 
 
 def bisect_table(result: dict) -> Table:
-    t = Table(title=f"bisect {result['recipe']} on {result['arch']}: {result['metric']}"
-                    + (f" for {result['kernel_filter']}" if result.get("kernel_filter") else ""),
-              title_justify="left", show_edge=False)
-    for c, kw in (("version", {}), ("try", {"justify": "right"}), ("verdict", {}), ("why", {"overflow": "fold"}),
-                  ("seconds", {"justify": "right"}), ("build", {})):
+    t = Table(
+        title=f"bisect {result['recipe']} on {result['arch']}: {result['metric']}"
+        + (f" for {result['kernel_filter']}" if result.get("kernel_filter") else ""),
+        title_justify="left",
+        show_edge=False,
+    )
+    for c, kw in (
+        ("version", {}),
+        ("try", {"justify": "right"}),
+        ("verdict", {}),
+        ("why", {"overflow": "fold"}),
+        ("seconds", {"justify": "right"}),
+        ("build", {}),
+    ):
         t.add_column(c, **kw)
     tried = {s["version"]: s for s in result["steps"]}
     style = {"good": "green", "bad": "bold red", "untestable": "yellow"}
@@ -108,11 +149,19 @@ def bisect_table(result: dict) -> Table:
             continue
         shims = shim_summary(s.get("shims") or [])
         why = Text(s["why"] + (f" (shims: {shims})" if shims else ""))
-        t.add_row(v, str(s["order"]), Text(s["verdict"], style=style.get(s["verdict"], "")), why,
-                  f"{s['seconds']:.1f}", "cached" if s["from_cache"] else "built")
-    t.caption = (f"{result['builds']} of {len(result['versions'])} versions tried (at most {result['bound']} without "
-                 f"untestable versions); {result['timing']['cached_builds']} builds came from the cache; "
-                 f"{result['timing']['wall_seconds']:.1f} s")
+        t.add_row(
+            v,
+            str(s["order"]),
+            Text(s["verdict"], style=style.get(s["verdict"], "")),
+            why,
+            f"{s['seconds']:.1f}",
+            "cached" if s["from_cache"] else "built",
+        )
+    t.caption = (
+        f"{result['builds']} of {len(result['versions'])} versions tried (at most {result['bound']} without "
+        f"untestable versions); {result['timing']['cached_builds']} builds came from the cache; "
+        f"{result['timing']['wall_seconds']:.1f} s"
+    )
     t.caption_justify = "left"
     return t
 
@@ -151,34 +200,83 @@ def open_bisect(result: dict, progress) -> None:
 @click.option("--arch", "archs", multiple=True, help="Target arch(s): sm_90a,sm_100a (comma list or repeated).")
 @click.option("--gpu", "gpus", multiple=True, help="Target GPU profile(s): h100,b200 (comma list or repeated).")
 @click.option("--num-sms", type=int, default=None, help="SM count persistent kernels see while compiling.")
-@click.option("--param", "params", multiple=True,
-              help="Recipe parameter NAME=V (fixed) or NAME=V1,V2 / NAME=START:STOP:STEP (swept); values holding "
-                   "commas are separated by ';' (window=128,0;256,0).")
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    help="Recipe parameter NAME=V (fixed) or NAME=V1,V2 / NAME=START:STOP:STEP (swept); values holding "
+    "commas are separated by ';' (window=128,0;256,0).",
+)
 @click.option("--with", "with_", multiple=True, help="Pin shared by every toolchain (NAME==VERSION).")
 @click.option("--cuda", type=click.Choice(["12", "13"]), default=None)
-@click.option("--figure", default="spill_store_bytes", show_default=True,
-              help="Figure to summarise: spill_store_bytes, registers, stack_bytes, UTCHMMA, mufu, or an expression.")
-@click.option("--kernel-filter", default=None, help="Regular expression: summarise only these kernels (the largest value wins).")
-@click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
-              help="local (default): a process pool on this machine; dask: a Dask cluster (a local one unless --scheduler).")
-@click.option("--scheduler", default=None, help="Address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --executor dask).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel builds (default: cores, fewer if memory is short).")
-@click.option("--wheelhouse", type=click.Path(path_type=Path), default=None,
-              help="Build environments offline from this folder (must be readable by every worker).")
+@click.option(
+    "--figure",
+    default="spill_store_bytes",
+    show_default=True,
+    help="Figure to summarise: spill_store_bytes, registers, stack_bytes, UTCHMMA, mufu, or an expression.",
+)
+@click.option(
+    "--kernel-filter", default=None, help="Regular expression: summarise only these kernels (the largest value wins)."
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    default=None,
+    help="local (default): a process pool on this machine; dask: a Dask cluster (a local one unless --scheduler).",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    help="Address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --executor dask).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Parallel builds (default: cores, fewer if memory is short).",
+)
+@click.option(
+    "--wheelhouse",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Build environments offline from this folder (must be readable by every worker).",
+)
 @click.option("--timeout", type=float, default=1800, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Compile every cell again.")
 @click.option("--fresh", is_flag=True, help="Ignore cells a stopped run of this sweep finished.")
 @click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
-@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, help="Write the heatmap as one HTML file.")
+@click.option(
+    "--html", "html_out", type=click.Path(path_type=Path), default=None, help="Write the heatmap as one HTML file."
+)
 @click.option("--tui", is_flag=True, help="Show the heatmap in the TUI.")
 @click.option("--quiet", "-q", is_flag=True)
 @click.option("--debug", is_flag=True)
 @guarded
-def sweep(toolchains: tuple[str, ...], kernel: str, archs: tuple[str, ...], gpus: tuple[str, ...], num_sms: int | None,
-          params: tuple[str, ...], with_: tuple[str, ...], cuda: str | None, figure: str, kernel_filter: str | None,
-          executor: str | None, scheduler: str | None, jobs: int | None, wheelhouse: Path | None, timeout: float,
-          no_cache: bool, fresh: bool, json_out: str | None, html_out: Path | None, tui: bool, quiet: bool,
-          debug: bool) -> None:
+def sweep(
+    toolchains: tuple[str, ...],
+    kernel: str,
+    archs: tuple[str, ...],
+    gpus: tuple[str, ...],
+    num_sms: int | None,
+    params: tuple[str, ...],
+    with_: tuple[str, ...],
+    cuda: str | None,
+    figure: str,
+    kernel_filter: str | None,
+    executor: str | None,
+    scheduler: str | None,
+    jobs: int | None,
+    wheelhouse: Path | None,
+    timeout: float,
+    no_cache: bool,
+    fresh: bool,
+    json_out: str | None,
+    html_out: Path | None,
+    tui: bool,
+    quiet: bool,
+    debug: bool,
+) -> None:
     """Build a recipe for every TOOLCHAIN × arch × swept parameter and summarise one figure as a heatmap.
 
     TOOLCHAINS are written like compare's sides: 4.5.1 4.6.3 4.8.0,quack-kernels==0.6.5.
@@ -192,24 +290,41 @@ def sweep(toolchains: tuple[str, ...], kernel: str, archs: tuple[str, ...], gpus
 
     parse_metric(figure)
     check_kernel_filter(kernel_filter)
-    plan = make_sweep_plan(list(toolchains), kernel=kernel, archs=archs, gpus=gpus, num_sms=num_sms, params=params,
-                           with_=with_, cuda=int(cuda) if cuda else None, wheelhouse=wheelhouse, timeout=timeout,
-                           use_cache=not no_cache, figure=figure, kernel_filter=kernel_filter)
+    plan = make_sweep_plan(
+        list(toolchains),
+        kernel=kernel,
+        archs=archs,
+        gpus=gpus,
+        num_sms=num_sms,
+        params=params,
+        with_=with_,
+        cuda=int(cuda) if cuda else None,
+        wheelhouse=wheelhouse,
+        timeout=timeout,
+        use_cache=not no_cache,
+        figure=figure,
+        kernel_filter=kernel_filter,
+    )
     plan.command = "cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:])
     progress = progress_printer(quiet)
     try:
         with make_executor(executor or ("dask" if scheduler else "local"), jobs=jobs, address=scheduler) as ex:
             d = ex.describe()
-            progress(f"sweep {len(plan.probes)} cells ({len(plan.toolchains)} toolchains) on {d['kind']} "
-                     f"({d.get('workers')} workers{', ' + d['address'] if d.get('address') else ''})")
+            progress(
+                f"sweep {len(plan.probes)} cells ({len(plan.toolchains)} toolchains) on {d['kind']} "
+                f"({d.get('workers')} workers{', ' + d['address'] if d.get('address') else ''})"
+            )
             result = run_sweep(plan, ex, progress, resume=not (fresh or no_cache))
     except KeyboardInterrupt:
         from .core.sweep import load_state
 
         done = len(load_state(plan))
-        err_console.print(f"interrupted: stopped the workers; {done} of {len(plan.probes)} cells finished and are kept "
-                          "(run the same command to resume); nothing partial was kept in the cache.", soft_wrap=True,
-                          highlight=False)
+        err_console.print(
+            f"interrupted: stopped the workers; {done} of {len(plan.probes)} cells finished and are kept "
+            "(run the same command to resume); nothing partial was kept in the cache.",
+            soft_wrap=True,
+            highlight=False,
+        )
         sys.exit(130)
     emit_sweep(result, json_out, html_out, progress)
     if tui:
@@ -220,9 +335,22 @@ def sweep(toolchains: tuple[str, ...], kernel: str, archs: tuple[str, ...], gpus
         sys.exit(2 if all(c.get("status") != "ok" for c in result["cells"]) else 0)
 
 
-def make_sweep_plan(toolchains: list[str], *, kernel: str, archs=(), gpus=(), num_sms=None, params=(), with_=(),
-                    cuda=None, wheelhouse=None, timeout=1800.0, use_cache=True, figure="spill_store_bytes",
-                    kernel_filter=None):
+def make_sweep_plan(
+    toolchains: list[str],
+    *,
+    kernel: str,
+    archs=(),
+    gpus=(),
+    num_sms=None,
+    params=(),
+    with_=(),
+    cuda=None,
+    wheelhouse=None,
+    timeout=1800.0,
+    use_cache=True,
+    figure="spill_store_bytes",
+    kernel_filter=None,
+):
     """The sweep's probes, checked before anything is built (recipe, arch, parameter values, versions)."""
     from .core.build import check_recipe_arch
     from .core.gpu import resolve_profile
@@ -262,12 +390,25 @@ def make_sweep_plan(toolchains: list[str], *, kernel: str, archs=(), gpus=(), nu
     if wheelhouse is None:
         for s in specs:
             check_published(s)
-    base = Probe(side=toolchains[0], recipe=recipe, params=base_params, profile=profiles[0], pins=tuple(with_),
-                 cuda=cuda, wheelhouse=str(Path(wheelhouse).resolve()) if wheelhouse else None, timeout=timeout,
-                 use_cache=use_cache)
+    base = Probe(
+        side=toolchains[0],
+        recipe=recipe,
+        params=base_params,
+        profile=profiles[0],
+        pins=tuple(with_),
+        cuda=cuda,
+        wheelhouse=str(Path(wheelhouse).resolve()) if wheelhouse else None,
+        timeout=timeout,
+        use_cache=use_cache,
+    )
     probes = expand(list(toolchains), profiles, base, axes, lambda p: coerce_params(recipe, p), by_gpu=bool(gsplit))
-    return SweepPlan(toolchains=[s.label for s in specs], probes=probes, figure=figure, kernel_filter=kernel_filter,
-                     axes={"arch": [p.arch for p in profiles], **({"gpu": gsplit} if gsplit else {}), **axes})
+    return SweepPlan(
+        toolchains=[s.label for s in specs],
+        probes=probes,
+        figure=figure,
+        kernel_filter=kernel_filter,
+        axes={"arch": [p.arch for p in profiles], **({"gpu": gsplit} if gsplit else {}), **axes},
+    )
 
 
 def emit_json(result: dict, json_out: str | None, progress) -> bool:
@@ -293,8 +434,13 @@ def emit_sweep(result: dict, json_out: str | None, html_out: Path | None, progre
         out_console.print(sweep_table(result))
     for c in result["cells"]:
         if c.get("status") != "ok":
-            err_console.print(Text.assemble(("failed: ", "bold red"), f"{c.get('toolchain')} {c.get('arch')} "
-                                            f"{c.get('axis')}: {c.get('why')}"), soft_wrap=True, highlight=False)
+            err_console.print(
+                Text.assemble(
+                    ("failed: ", "bold red"), f"{c.get('toolchain')} {c.get('arch')} {c.get('axis')}: {c.get('why')}"
+                ),
+                soft_wrap=True,
+                highlight=False,
+            )
 
 
 def sweep_table(result: dict, figure: str | None = None) -> Table:
@@ -304,8 +450,11 @@ def sweep_table(result: dict, figure: str | None = None) -> Table:
     finite = g.finite
     hi = max(finite) if finite else 0
     pins = ", ".join(result.get("pins") or [])
-    t = Table(title=f"{result['recipe']['name']}: {g.figure}" + (f" (pins: {pins})" if pins else ""),
-              title_justify="left", show_edge=False)
+    t = Table(
+        title=f"{result['recipe']['name']}: {g.figure}" + (f" (pins: {pins})" if pins else ""),
+        title_justify="left",
+        show_edge=False,
+    )
     t.add_column("toolchain")
     for c in g.cols:
         t.add_column(c, justify="right")
@@ -321,8 +470,10 @@ def sweep_table(result: dict, figure: str | None = None) -> Table:
         t.add_row(row, *cells)
     tm = result.get("timing", {})
     ex = result.get("executor", {})
-    t.caption = (f"{tm.get('cells', 0)} cells in {tm.get('wall_seconds', 0):.1f} s on {ex.get('kind')} "
-                 f"({ex.get('workers')} workers); {tm.get('resumed', 0)} resumed, {tm.get('cached_builds', 0)} cached builds")
+    t.caption = (
+        f"{tm.get('cells', 0)} cells in {tm.get('wall_seconds', 0):.1f} s on {ex.get('kind')} "
+        f"({ex.get('workers')} workers); {tm.get('resumed', 0)} resumed, {tm.get('cached_builds', 0)} cached builds"
+    )
     t.caption_justify = "left"
     return t
 

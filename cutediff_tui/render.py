@@ -46,8 +46,14 @@ def comparison_tables(c: dict) -> list:
     sa, sb = c["sides"]["a"], c["sides"]["b"]
     out: list = [
         Text.assemble(
-            ("cutediff ", "bold"), (c["recipe"]["name"], "cyan"), f" for {c['arch']}  ",
-            ("A ", "bold"), sa["label"], "  vs  ", ("B ", "bold"), sb["label"],
+            ("cutediff ", "bold"),
+            (c["recipe"]["name"], "cyan"),
+            f" for {c['arch']}  ",
+            ("A ", "bold"),
+            sa["label"],
+            "  vs  ",
+            ("B ", "bold"),
+            sb["label"],
         )
     ]
     for k in c["kernels"]:
@@ -62,7 +68,9 @@ def comparison_tables(c: dict) -> list:
         oa, ob = a.get("opcodes", {}), b.get("opcodes", {})
         for op in KEY_OPCODES:
             if op in oa or op in ob:
-                t.add_row(op, _fmt(oa.get(op, 0)), _fmt(ob.get(op, 0)), _delta_text(op.lower(), oa.get(op, 0), ob.get(op, 0)))
+                t.add_row(
+                    op, _fmt(oa.get(op, 0)), _fmt(ob.get(op, 0)), _delta_text(op.lower(), oa.get(op, 0), ob.get(op, 0))
+                )
         al = k.get("alignment")
         if al:
             t.add_row("SASS match", "", f"{al.get('match_pct', 0):.1f}%", f"{al.get('matched')}/{al.get('total')}")
@@ -70,7 +78,12 @@ def comparison_tables(c: dict) -> list:
         for s, m in (("A", a), ("B", b)):
             for r in m.get("remarks", []) or []:
                 where = f"{r.get('file')}:{r.get('line')}" if r.get("file") else "?"
-                out.append(Text(f"  remark on {s} at {where}: {r.get('message')} {r.get('detail') or ''}".rstrip(), style="yellow"))
+                out.append(
+                    Text(
+                        f"  remark on {s} at {where}: {r.get('message')} {r.get('detail') or ''}".rstrip(),
+                        style="yellow",
+                    )
+                )
         diff = k.get("spill_sites_diff") or {}
         added = diff.get("added") if isinstance(diff, dict) else None
         if added:
@@ -85,9 +98,18 @@ def comparison_tables(c: dict) -> list:
             for col in ("PTX of", "ptxas", "registers", "stack", "spill stores", "spill loads", "note"):
                 t.add_column(col)
             for cell in m.get("matrix", []):
-                note = cell.get("error") or (f".version {cell['rewritten_from']}→rewritten" if cell.get("rewritten_from") else "")
-                t.add_row(cell.get("side", ""), cell.get("ptxas_version", ""), _fmt(cell.get("registers")), _fmt(cell.get("stack")),
-                          _fmt(cell.get("spill_stores")), _fmt(cell.get("spill_loads")), note)
+                note = cell.get("error") or (
+                    f".version {cell['rewritten_from']}→rewritten" if cell.get("rewritten_from") else ""
+                )
+                t.add_row(
+                    cell.get("side", ""),
+                    cell.get("ptxas_version", ""),
+                    _fmt(cell.get("registers")),
+                    _fmt(cell.get("stack")),
+                    _fmt(cell.get("spill_stores")),
+                    _fmt(cell.get("spill_loads")),
+                    note,
+                )
             out.append(t)
             out.append(Text(f"  verdict: {m.get('verdict')}", style="bold"))
     return out
@@ -100,8 +122,11 @@ def bench_table(result: dict) -> Table:
     """Per-shape medians, IQR, B/A ratio with its interval, and the verdict."""
     sides = result.get("sides", {})
     gpu = result.get("gpu_before") or result.get("gpu") or {}
-    t = Table(title=f"{result.get('mode')} on {gpu.get('name', '?')}: A {sides.get('a', {}).get('label', '')} vs B {sides.get('b', {}).get('label', '')}",
-              title_justify="left", show_edge=False)
+    t = Table(
+        title=f"{result.get('mode')} on {gpu.get('name', '?')}: A {sides.get('a', {}).get('label', '')} vs B {sides.get('b', {}).get('label', '')}",
+        title_justify="left",
+        show_edge=False,
+    )
     for col in ("shape", "A median ms (IQR)", "B median ms (IQR)", "B/A", "95% interval", "verdict", "n"):
         t.add_column(col, justify="right" if col not in ("shape", "verdict") else "left")
     for row in result.get("shapes", []):

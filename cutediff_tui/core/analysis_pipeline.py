@@ -37,11 +37,20 @@ def analysis_digest() -> str:
 
     here = Path(__file__).resolve().parent
     h = hashlib.sha256(str(ANALYSIS_VERSION).encode())
-    for p in sorted([here / "analysis_pipeline.py", here / "remarks.py", here / "naming.py",
-                     *(here / "analysis").glob("*.py"), here.parent / "data" / "opcode_classes.toml"]):
+    for p in sorted(
+        [
+            here / "analysis_pipeline.py",
+            here / "remarks.py",
+            here / "naming.py",
+            *(here / "analysis").glob("*.py"),
+            here.parent / "data" / "opcode_classes.toml",
+        ]
+    ):
         if p.is_file():
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
+
+
 Progress = Callable[[str], None]
 
 
@@ -105,12 +114,15 @@ def _tool_failure(tool: str, cubin: Path, exc: CutediffError) -> CutediffError:
     why = re.sub(r"\s+", " ", str(exc).split(": ", 1)[-1]).strip().rstrip(".")
     homes = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
     if path is not None and any(str(path).startswith(str(Path(h))) for h in homes):
-        hint = (f"It may be older than {arch}: point CUDA_HOME at a newer CUDA, or unset CUDA_HOME to use the "
-                f"nvidia-cuda-{tool} wheel.")
+        hint = (
+            f"It may be older than {arch}: point CUDA_HOME at a newer CUDA, or unset CUDA_HOME to use the "
+            f"nvidia-cuda-{tool} wheel."
+        )
     else:
         hint = f"It may be older than {arch}: upgrade it (pip install -U nvidia-cuda-{tool}) or set CUDA_HOME to a newer CUDA."
-    return CutediffError(f"{tool} {version} ({path}) could not read {Path(cubin).name}, a cubin for {arch} ({why}).",
-                         hint)
+    return CutediffError(
+        f"{tool} {version} ({path}) could not read {Path(cubin).name}, a cubin for {arch} ({why}).", hint
+    )
 
 
 # ---------------------------------------------------------------- one kernel of one side
@@ -213,7 +225,10 @@ _PTXAS_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (
 def ptxas_figures(log: str) -> dict:
     """Registers and spill bytes from the ptxas output the DSL printed (``remarks{ptx}``, DSL 4.7+)."""
     if not log:
-        return {"captured": False, "why": "this DSL prints no ptxas output (remarks{ptx} needs DSL 4.7+); use --crosscheck"}
+        return {
+            "captured": False,
+            "why": "this DSL prints no ptxas output (remarks{ptx} needs DSL 4.7+); use --crosscheck",
+        }
     out: dict[str, Any] = {"captured": True}
     m = _PTXAS_REGS.search(log)
     if m:
@@ -322,13 +337,20 @@ def line_deltas(fa, fb, top: int = 30) -> dict:
         xa, xb = ca.get(key, {}), cb.get(key, {})
         na, nb = sum(xa.values()), sum(xb.values())
         changed = {c: [xa.get(c, 0), xb.get(c, 0)] for c in set(xa) | set(xb) if xa.get(c, 0) != xb.get(c, 0)}
-        rows.append({
-            "file": key[0], "line": key[1], "instructions": [na, nb],
-            "classes": changed, "peak_gpr": [pa.get(key), pb.get(key)],
-        })
+        rows.append(
+            {
+                "file": key[0],
+                "line": key[1],
+                "instructions": [na, nb],
+                "classes": changed,
+                "peak_gpr": [pa.get(key), pb.get(key)],
+            }
+        )
     by_count = sorted(rows, key=lambda r: -abs(r["instructions"][1] - r["instructions"][0]))[:top]
-    by_gpr = sorted((r for r in rows if r["peak_gpr"][0] is not None and r["peak_gpr"][1] is not None),
-                    key=lambda r: -(r["peak_gpr"][1] - r["peak_gpr"][0]))[:top]
+    by_gpr = sorted(
+        (r for r in rows if r["peak_gpr"][0] is not None and r["peak_gpr"][1] is not None),
+        key=lambda r: -(r["peak_gpr"][1] - r["peak_gpr"][0]),
+    )[:top]
     return {"by_instruction_delta": by_count, "by_pressure_delta": by_gpr}
 
 
@@ -348,8 +370,14 @@ def alignment_summary(al, top: int = 40) -> dict:
         "counts": dict(al.counts),
         "hunk_count": len(al.hunks),
         "hunks": [
-            {"a_range": list(h.a_range), "b_range": list(h.b_range), "kind": h.kind, "cost": round(h.cost, 2),
-             "summary": h.summary, "rows": list(h.rows)}
+            {
+                "a_range": list(h.a_range),
+                "b_range": list(h.b_range),
+                "kind": h.kind,
+                "cost": round(h.cost, 2),
+                "summary": h.summary,
+                "rows": list(h.rows),
+            }
             for h in hunks
         ],
     }
@@ -399,7 +427,7 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
         futs = [pool.submit(_safe_side_kernels, o, progress, s) for s, o in zip("ab", outcomes)]
         per_side = [f.result() for f in futs]
     sides: dict[str, dict] = {}
-    for s, o, (kernels, err) in zip("ab", outcomes, per_side):
+    for s, o, (_kernels, err) in zip("ab", outcomes, per_side):
         build = o.build
         sides[s] = {
             "label": o.label or o.spec.label,
@@ -417,8 +445,14 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             "env_seconds": round(o.env_seconds, 3),
             "shims": build.manifest.get("shims", []) if build else [],
             "notes": build.manifest.get("notes", []) if build else [],
-            "repaired": [x for x in ((build.repaired if build else None),
-                                     (o.lineinfo_build.repaired if o.lineinfo_build else None)) if x],
+            "repaired": [
+                x
+                for x in (
+                    (build.repaired if build else None),
+                    (o.lineinfo_build.repaired if o.lineinfo_build else None),
+                )
+                if x
+            ],
             "packages": build.manifest.get("packages", {}) if build else {},
         }
     names_a = [n for n, _ in per_side[0][0]]
@@ -429,7 +463,12 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
     kernels = []
     for name in order:
         a, b = ma.get(name), mb.get(name)
-        entry: dict[str, Any] = {"name": name, "symbol": {"a": a and a["symbol"], "b": b and b["symbol"]}, "a": a, "b": b}
+        entry: dict[str, Any] = {
+            "name": name,
+            "symbol": {"a": a and a["symbol"], "b": b and b["symbol"]},
+            "a": a,
+            "b": b,
+        }
         if a and b:
             try:
                 entry.update(pair_analysis(a, b))
@@ -472,7 +511,9 @@ def run_crosscheck(comparison: dict, opts: CompareOptions, progress: Progress) -
             continue
         ptx = {}
         for s in "ab":
-            ptx[f"{s.upper()} ({comparison['sides'][s]['dsl']})"] = read_text(Path(k[s]["files"]["dir"]), "kernel.ptx") or ""
+            ptx[f"{s.upper()} ({comparison['sides'][s]['dsl']})"] = (
+                read_text(Path(k[s]["files"]["dir"]), "kernel.ptx") or ""
+            )
         progress(f"cross-check {k['name']}: ptxas {', '.join(opts.crosscheck)}")
         cc = crosscheck(ptx, opts.crosscheck, opts.profile.arch, cache_dir(), opts.allow_ptx_rewrite)
         out[k["name"]] = cc.to_json() if hasattr(cc, "to_json") else _plain(cc)

@@ -42,7 +42,9 @@ def _collect(path: Path) -> list[tuple[str, Path | None, Path | None]]:
         ptxs = sorted(path.rglob("*.ptx"))
         found = [(p.stem, None, p) for p in ptxs]
     if not found:
-        raise CutediffError(f"{path} holds no .cubin or .ptx file.", "Point at a CUTE_DSL_DUMP_DIR made with CUTE_DSL_KEEP=ptx,cubin.")
+        raise CutediffError(
+            f"{path} holds no .cubin or .ptx file.", "Point at a CUTE_DSL_DUMP_DIR made with CUTE_DSL_KEEP=ptx,cubin."
+        )
     return found
 
 
@@ -51,13 +53,16 @@ def ptxas_release_for(ptx_version: str | None) -> str:
     try:
         major, minor = (int(x) for x in (ptx_version or "").split(".")[:2])
     except ValueError:
-        raise CutediffError(f"The PTX version {ptx_version!r} is not understood.", "Give a PTX file made by the DSL.") from None
+        raise CutediffError(
+            f"The PTX version {ptx_version!r} is not understood.", "Give a PTX file made by the DSL."
+        ) from None
     if major >= 9:
         return f"{major + 4}.{minor}"
     if major == 8:
         return f"12.{minor}"
-    raise CutediffError(f"PTX ISA {ptx_version} is older than any ptxas cutediff installs (CUDA 12+).",
-                        "Give a cubin instead.")
+    raise CutediffError(
+        f"PTX ISA {ptx_version} is older than any ptxas cutediff installs (CUDA 12+).", "Give a cubin instead."
+    )
 
 
 def _assemble(ptx: Path, out: Path) -> Path:
@@ -74,11 +79,16 @@ def _assemble(ptx: Path, out: Path) -> Path:
 
     src = out.with_suffix(".ptx")
     src.write_text(text)
-    proc = subprocess.run([str(exe), f"-arch={mod.target.split(',')[0].strip()}", "-o", str(out), str(src)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(exe), f"-arch={mod.target.split(',')[0].strip()}", "-o", str(out), str(src)],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         first = (proc.stderr.strip().splitlines() or ["ptxas failed"])[0]
-        raise CutediffError(f"ptxas {release} could not assemble {ptx.name}: {first}", "Check that the PTX is complete.")
+        raise CutediffError(
+            f"ptxas {release} could not assemble {ptx.name}: {first}", "Check that the PTX is complete."
+        )
     return out
 
 
@@ -139,8 +149,7 @@ def side_archs(build: Build) -> list[str]:
     return archs
 
 
-def diff_paths(path_a: Path, path_b: Path, command: str = "", *, allow_arch_mismatch: bool = False,
-               warn=None) -> dict:
+def diff_paths(path_a: Path, path_b: Path, command: str = "", *, allow_arch_mismatch: bool = False, warn=None) -> dict:
     """Analyse two sides' artifacts. Cubins for different GPU architectures are refused unless
     ``allow_arch_mismatch``; then ``warn`` gets one sentence and the comparison says so."""
     from .analysis_pipeline import analyze
@@ -151,8 +160,10 @@ def diff_paths(path_a: Path, path_b: Path, command: str = "", *, allow_arch_mism
     arch = archs[0][0]
     mismatch = None
     if set(archs[0]) != set(archs[1]):
-        mismatch = (f"side A is built for {', '.join(archs[0])} and side B for {', '.join(archs[1])}, so their "
-                    f"SASS comes from different instruction sets")
+        mismatch = (
+            f"side A is built for {', '.join(archs[0])} and side B for {', '.join(archs[1])}, so their "
+            f"SASS comes from different instruction sets"
+        )
         if not allow_arch_mismatch:
             raise CutediffError(
                 f"The two sides are cubins for different GPU architectures: {mismatch} and cannot be lined up.",
@@ -160,8 +171,10 @@ def diff_paths(path_a: Path, path_b: Path, command: str = "", *, allow_arch_mism
                 "--allow-arch-mismatch to compare the resource figures anyway.",
             )
         if warn is not None:
-            warn(f"{mismatch[0].upper()}{mismatch[1:]}; register, stack and spill figures are comparable, "
-                 "the instruction alignment is not.")
+            warn(
+                f"{mismatch[0].upper()}{mismatch[1:]}; register, stack and spill figures are comparable, "
+                "the instruction alignment is not."
+            )
     outcomes = []
     for p, b in zip((path_a, path_b), builds):
         o = SideOutcome(spec=ToolchainSpec(dsl=display(p), pins=()), label=display(p))
@@ -178,6 +191,8 @@ def diff_paths(path_a: Path, path_b: Path, command: str = "", *, allow_arch_mism
     comparison = analyze(outcomes, opts)
     if mismatch:
         for s, a in zip("ab", archs):
-            comparison["sides"][s]["notes"] = [*comparison["sides"][s].get("notes", []),
-                                               f"cubins for {', '.join(a)} (architectures differ between the sides)"]
+            comparison["sides"][s]["notes"] = [
+                *comparison["sides"][s].get("notes", []),
+                f"cubins for {', '.join(a)} (architectures differ between the sides)",
+            ]
     return comparison

@@ -43,21 +43,31 @@ def candidate_versions(good: str, bad: str, versions: list[str], *, include_pre:
     g, b = _version(good), _version(bad)
     if g is None or b is None:
         which = good if g is None else bad
-        raise CutediffError(f"{which!r} is not a version number.", "Give published versions, e.g. --good 4.5.1 --bad 4.8.0.")
+        raise CutediffError(
+            f"{which!r} is not a version number.", "Give published versions, e.g. --good 4.5.1 --bad 4.8.0."
+        )
     if not g < b:
-        raise CutediffError(f"--good {good} is not older than --bad {bad}.",
-                            "Bisect looks for the first bad version after a good one: swap them.")
+        raise CutediffError(
+            f"--good {good} is not older than --bad {bad}.",
+            "Bisect looks for the first bad version after a good one: swap them.",
+        )
     parsed = {v: text for text in reversed(versions) if (v := _version(text)) is not None}  # first spelling wins
     for name, v, given in (("--good", g, good), ("--bad", b, bad)):
         if v not in parsed:
             from .toolchain import nearby_versions
 
             near = nearby_versions(given, versions)
-            raise CutediffError(f"{name} {given} is not among the versions to bisect.",
-                                f"Versions near it: {', '.join(near)}." if near else
-                                "The list is empty: give --versions FILE (one version per line) to bisect offline.")
-    between = sorted((v, text) for v, text in parsed.items()
-                     if g < v < b and (include_pre or not (v.is_prerelease or v.is_devrelease)))
+            raise CutediffError(
+                f"{name} {given} is not among the versions to bisect.",
+                f"Versions near it: {', '.join(near)}."
+                if near
+                else "The list is empty: give --versions FILE (one version per line) to bisect offline.",
+            )
+    between = sorted(
+        (v, text)
+        for v, text in parsed.items()
+        if g < v < b and (include_pre or not (v.is_prerelease or v.is_devrelease))
+    )
     return [parsed[g], *(t for _, t in between), parsed[b]]
 
 
@@ -66,14 +76,18 @@ def read_versions_file(path: Path) -> list[str]:
     try:
         text = Path(path).read_text()
     except OSError as exc:
-        raise CutediffError(f"The versions file {path} cannot be read ({exc.strerror}).",
-                            "Give a text file with one DSL version per line.") from None
+        raise CutediffError(
+            f"The versions file {path} cannot be read ({exc.strerror}).",
+            "Give a text file with one DSL version per line.",
+        ) from None
     out = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
     out = [v for v in out if v]
     bad = [v for v in out if _version(v) is None]
     if bad:
-        raise CutediffError(f"The versions file {path} holds {bad[0]!r}, which is not a version number.",
-                            "Write one version per line, e.g. 4.6.3.")
+        raise CutediffError(
+            f"The versions file {path} holds {bad[0]!r}, which is not a version number.",
+            "Write one version per line, e.g. 4.6.3.",
+        )
     if not out:
         raise CutediffError(f"The versions file {path} lists no versions.", "Write one DSL version per line.")
     return out
@@ -119,8 +133,7 @@ class BisectPlan:
     compare_command: str = ""  # compare LAST_GOOD FIRST_BAD with the same options (filled in by the caller)
 
 
-def run_bisect(plan: BisectPlan, progress: Progress = _noop,
-               probe_fn: Callable[[Probe], dict] = run_probe) -> dict:
+def run_bisect(plan: BisectPlan, progress: Progress = _noop, probe_fn: Callable[[Probe], dict] = run_probe) -> dict:
     """Search ``plan.versions`` for the first version whose kernels satisfy the metric."""
     t0 = time.monotonic()
     vs = plan.versions
@@ -130,8 +143,15 @@ def run_bisect(plan: BisectPlan, progress: Progress = _noop,
         progress(f"testing {vs[i]} ({len(steps) + 1}, {_remaining(lo, hi)} versions still open)")
         res = probe_fn(replace(plan.base, side=vs[i]))
         verdict, why = judge(res, plan.metric, plan.kernel_filter)
-        steps[i] = Step(vs[i], verdict, why, float(res.get("seconds") or 0.0), bool(res.get("from_cache")),
-                        list(res.get("shims") or []), len(steps) + 1)
+        steps[i] = Step(
+            vs[i],
+            verdict,
+            why,
+            float(res.get("seconds") or 0.0),
+            bool(res.get("from_cache")),
+            list(res.get("shims") or []),
+            len(steps) + 1,
+        )
         progress(f"{vs[i]}: {verdict} ({why})" + (" [cached build]" if res.get("from_cache") else ""))
         return verdict
 
@@ -142,12 +162,16 @@ def run_bisect(plan: BisectPlan, progress: Progress = _noop,
             continue
         s = steps[i]
         if got == "untestable":
-            raise CutediffError(f"The {expected} end {vs[i]} cannot be tested: {s.why.rstrip('.')}.",
-                                "Pick a version that builds as --good/--bad (or pin packages that work with it).")
+            raise CutediffError(
+                f"The {expected} end {vs[i]} cannot be tested: {s.why.rstrip('.')}.",
+                "Pick a version that builds as --good/--bad (or pin packages that work with it).",
+            )
         raise CutediffError(
             f"The metric {plan.metric.text!r} is {'true' if got == 'bad' else 'false'} at --{expected} {vs[i]} ({s.why}), so there is nothing to bisect.",
-            "Pick a --good version where it is false and a --bad one where it is true." if expected == "good"
-            else "Pick a --bad version where the metric is true, or check the metric and --kernel-filter.")
+            "Pick a --good version where it is false and a --bad one where it is true."
+            if expected == "good"
+            else "Pick a --bad version where the metric is true, or check the metric and --kernel-filter.",
+        )
     while True:
         i = _next_probe(lo, hi, steps)
         if i is None:
@@ -177,8 +201,10 @@ def run_bisect(plan: BisectPlan, progress: Progress = _noop,
         "builds": len(steps),
         "bound": bisect_bound(len(vs)),
         "compare_command": plan.compare_command,
-        "timing": {"wall_seconds": round(time.monotonic() - t0, 3),
-                   "cached_builds": sum(1 for s in steps.values() if s.from_cache)},
+        "timing": {
+            "wall_seconds": round(time.monotonic() - t0, 3),
+            "cached_builds": sum(1 for s in steps.values() if s.from_cache),
+        },
     }
     return result
 
@@ -219,9 +245,16 @@ def pair_options(result: dict, *, lineinfo: bool = True):
         raise CutediffError("This is not a cutediff bisect result.", "Make one with cutediff bisect --json FILE.")
     missing = [k for k in ("last_good", "first_bad_candidates", "recipe", "params", "profile") if not result.get(k)]
     if missing:
-        raise CutediffError(f"The bisect result lacks {', '.join(missing)}, so its versions cannot be compared.",
-                            "Run the bisect again with --json FILE.")
+        raise CutediffError(
+            f"The bisect result lacks {', '.join(missing)}, so its versions cannot be compared.",
+            "Run the bisect again with --json FILE.",
+        )
     specs = tuple(parse_side(v, result.get("pins") or (), result.get("cuda")) for v in pair_versions(result))
-    return CompareOptions(specs=specs, recipe=get_recipe(result["recipe"]), params=dict(result["params"]),
-                          profile=GpuProfile(**result["profile"]), lineinfo=lineinfo,
-                          command=result.get("compare_command", ""))
+    return CompareOptions(
+        specs=specs,
+        recipe=get_recipe(result["recipe"]),
+        params=dict(result["params"]),
+        profile=GpuProfile(**result["profile"]),
+        lineinfo=lineinfo,
+        command=result.get("compare_command", ""),
+    )

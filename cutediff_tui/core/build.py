@@ -150,8 +150,6 @@ def _read_json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-
-
 def clean_stale_builds(root: Path, progress: Progress = _noop) -> int:
     """Remove half-written build folders (``.tmp-KEY-PID-TID``) left by a cutediff process that
     died (a parent killed with SIGKILL cannot clean up after itself), and the uncached builds of
@@ -209,10 +207,13 @@ def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
             "Check that the DSL version and the pinned packages belong together (cutediff env list).",
             log,
         )
-    if isinstance(msg, str) and ("No module named" in msg or typ in ("ImportError", "ModuleNotFoundError", "AttributeError")):
+    if isinstance(msg, str) and (
+        "No module named" in msg or typ in ("ImportError", "ModuleNotFoundError", "AttributeError")
+    ):
         shims = err.get("shims") or []
-        tried = (f" even with cutediff's {len(shims)} compatibility shim(s) applied ({'; '.join(shims)})"
-                 if shims else "")
+        tried = (
+            f" even with cutediff's {len(shims)} compatibility shim(s) applied ({'; '.join(shims)})" if shims else ""
+        )
         return CompileError(
             f"Side {side}: recipe {recipe.name} could not import what it needs ({typ}: {msg}){tried}.",
             f"Pin a matching version of {', '.join(recipe.needs) or 'the kernel package'} with --with, or use a DSL version it supports.",
@@ -229,8 +230,10 @@ def check_recipe_arch(recipe: RecipeInfo, arch: str) -> None:
     """Refuse, in one sentence, a target the recipe has no kernel for."""
     if arch_family(arch) not in recipe.archs:
         supported = ", ".join(f"sm_{a // 10}x" for a in recipe.archs)
-        raise CompileError(f"Recipe {recipe.name} has no kernel for {arch}.",
-                           f"It supports {supported} targets; pick one with --arch or --gpu.")
+        raise CompileError(
+            f"Recipe {recipe.name} has no kernel for {arch}.",
+            f"It supports {supported} targets; pick one with --arch or --gpu.",
+        )
 
 
 def compile_build(
@@ -247,8 +250,9 @@ def compile_build(
     key = req.key()
     root = artifacts_dir()
     try:
-        return _compile_locked(req, key, root, side=side, use_cache=use_cache, timeout=timeout,
-                               progress=progress, cancel=cancel)
+        return _compile_locked(
+            req, key, root, side=side, use_cache=use_cache, timeout=timeout, progress=progress, cancel=cancel
+        )
     except OSError as exc:  # disk full, read-only or vanished cache folder: one sentence, nothing kept
         if exc.errno in _CACHE_ERRNOS:
             raise CompileError(
@@ -377,8 +381,13 @@ def _run_worker(
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "cutediff_tui.core.worker", str(out / "request.json")],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            pass_fds=(write_fd,), env=env, cwd=str(out), start_new_session=True,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            pass_fds=(write_fd,),
+            env=env,
+            cwd=str(out),
+            start_new_session=True,
         )
     os.close(write_fd)
     events: list[dict] = []
@@ -392,7 +401,9 @@ def _run_worker(
                     continue
                 events.append(ev)
                 if ev.get("event") == "compile":
-                    progress(f"side {side}: {what}: compiled kernel {ev['index'] + 1} ({ev['callable']}) in {ev['seconds']:.1f} s")
+                    progress(
+                        f"side {side}: {what}: compiled kernel {ev['index'] + 1} ({ev['callable']}) in {ev['seconds']:.1f} s"
+                    )
                 elif ev.get("event") == "stage" and ev.get("stage") == "import":
                     progress(f"side {side}: {what}: importing DSL {ev.get('dsl')}")
 
@@ -424,7 +435,9 @@ def _run_worker(
         if err is not None:
             exc = _describe_failure(err, side, req.recipe)
             # the worker's output, then its traceback (which only error.json holds)
-            exc.log = "\n".join(x for x in (log_path.read_text(errors="replace").strip(), err.get("traceback", "")) if x)
+            exc.log = "\n".join(
+                x for x in (log_path.read_text(errors="replace").strip(), err.get("traceback", "")) if x
+            )
             raise exc
         if rc < 0:
             sig = signal.Signals(-rc).name
@@ -452,7 +465,9 @@ def _run_worker(
         raise CompileError(
             f"Side {side}: the compile worker ended without a readable manifest"
             + (f" because {full}." if full else "."),
-            "Free some space or set CUTEDIFF_CACHE_DIR to a folder with room." if full else "Run with --debug to see its log.",
+            "Free some space or set CUTEDIFF_CACHE_DIR to a folder with room."
+            if full
+            else "Run with --debug to see its log.",
         )
     return manifest
 
@@ -479,7 +494,11 @@ def cache_info() -> dict:
     def size(p: Path) -> int:
         return sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else 0
 
-    arts = [p for p in artifacts_dir().iterdir() if p.is_dir() and not p.name.startswith(".")] if artifacts_dir().is_dir() else []
+    arts = (
+        [p for p in artifacts_dir().iterdir() if p.is_dir() and not p.name.startswith(".")]
+        if artifacts_dir().is_dir()
+        else []
+    )
     envs = [p for p in envs_dir().iterdir() if p.is_dir() and not p.name.startswith(".")] if envs_dir().is_dir() else []
     return {
         "root": str(cache_dir()),

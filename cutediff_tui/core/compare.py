@@ -19,9 +19,9 @@ from typing import Any
 
 from .build import Build, BuildRequest, compile_build
 from .errors import CutediffError
+from .gpu import GpuProfile
 from .locking import atomic_write
 from .paths import cache_dir
-from .gpu import GpuProfile
 from .recipes import RecipeInfo
 from .toolchain import ToolchainSpec, create_env
 
@@ -84,12 +84,19 @@ def run_side(
         out.env_name = env.name
         out.versions = env.versions()
         req = BuildRequest(env, opts.recipe, opts.params, opts.profile, lineinfo=False, remarks=opts.remarks)
-        out.build = compile_build(req, side=side.upper(), use_cache=opts.use_cache, timeout=opts.timeout,
-                                  progress=progress, cancel=cancel)
+        out.build = compile_build(
+            req, side=side.upper(), use_cache=opts.use_cache, timeout=opts.timeout, progress=progress, cancel=cancel
+        )
         if opts.lineinfo:
             req_li = BuildRequest(env, opts.recipe, opts.params, opts.profile, lineinfo=True, remarks=opts.remarks)
-            out.lineinfo_build = compile_build(req_li, side=side.upper(), use_cache=opts.use_cache,
-                                               timeout=opts.timeout, progress=progress, cancel=cancel)
+            out.lineinfo_build = compile_build(
+                req_li,
+                side=side.upper(),
+                use_cache=opts.use_cache,
+                timeout=opts.timeout,
+                progress=progress,
+                cancel=cancel,
+            )
     except CutediffError as exc:
         out.error = exc.sentence()
         out.error_log = getattr(exc, "log", "") or ""
@@ -121,9 +128,11 @@ def check_cache_writable() -> None:
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
-        why = {errno.EROFS: "its file system is read-only", errno.ENOSPC: "no space is left on its disk",
-               errno.ENOTDIR: "a file stands where a folder of its path should be"}.get(exc.errno or 0,
-                                                                                     exc.strerror or str(exc))
+        why = {
+            errno.EROFS: "its file system is read-only",
+            errno.ENOSPC: "no space is left on its disk",
+            errno.ENOTDIR: "a file stands where a folder of its path should be",
+        }.get(exc.errno or 0, exc.strerror or str(exc))
         raise CutediffError(
             f"The cache folder {root} cannot be written ({why}).",
             "Set CUTEDIFF_CACHE_DIR to a writable folder with free space.",
@@ -151,7 +160,9 @@ def run_compare(
     per_side = side_opts or (opts, opts)
     pool = ThreadPoolExecutor(max_workers=2)
     try:
-        futures = [pool.submit(run_side, s, spec, o, progress, cancel) for s, spec, o in zip(SIDES, opts.specs, per_side)]
+        futures = [
+            pool.submit(run_side, s, spec, o, progress, cancel) for s, spec, o in zip(SIDES, opts.specs, per_side)
+        ]
         outcomes = [f.result() for f in futures]
     except BaseException:
         # Ctrl-C (or any failure) in this thread: stop both sides' workers, let them remove their
@@ -238,13 +249,15 @@ def recent_comparisons(limit: int = 20) -> list[dict]:
             d = json.loads(p.read_text())
         except ValueError:
             continue
-        out.append({
-            "path": str(p),
-            "label": f"{d['sides']['a']['label']} vs {d['sides']['b']['label']}",
-            "recipe": d.get("recipe", {}).get("name"),
-            "arch": d.get("arch"),
-            "created": d.get("created"),
-        })
+        out.append(
+            {
+                "path": str(p),
+                "label": f"{d['sides']['a']['label']} vs {d['sides']['b']['label']}",
+                "recipe": d.get("recipe", {}).get("name"),
+                "arch": d.get("arch"),
+                "created": d.get("created"),
+            }
+        )
     return out
 
 
@@ -273,21 +286,30 @@ def load_json(path: Path) -> dict:
     except FileNotFoundError:
         raise CutediffError(f"{path} does not exist.", "Give the path of a comparison saved by cutediff.") from None
     except (ValueError, UnicodeDecodeError):
-        raise CutediffError(f"{path} is not a JSON comparison (it does not parse as UTF-8 JSON).",
-                            "Give a file written by cutediff compare --json (open also takes sweep and bisect "
-                            "results).") from None
+        raise CutediffError(
+            f"{path} is not a JSON comparison (it does not parse as UTF-8 JSON).",
+            "Give a file written by cutediff compare --json (open also takes sweep and bisect results).",
+        ) from None
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema != SCHEMA:
-        newer = isinstance(schema, str) and schema.startswith("cutediff.comparison/") and \
-            schema.rsplit("/", 1)[-1].isdigit() and int(schema.rsplit("/", 1)[-1]) > int(SCHEMA.rsplit("/", 1)[-1])
+        newer = (
+            isinstance(schema, str)
+            and schema.startswith("cutediff.comparison/")
+            and schema.rsplit("/", 1)[-1].isdigit()
+            and int(schema.rsplit("/", 1)[-1]) > int(SCHEMA.rsplit("/", 1)[-1])
+        )
         raise CutediffError(
             f"{path} uses schema {schema!r}, and this cutediff reads {SCHEMA!r}.",
-            "Open it with a newer cutediff (pip install -U cutediff)." if newer
+            "Open it with a newer cutediff (pip install -U cutediff)."
+            if newer
             else "Re-create it with this version of cutediff (cutediff compare … --json).",
         )
     sides = data.get("sides")
-    if not (isinstance(sides, dict) and all(isinstance(sides.get(s), dict) for s in SIDES)
-            and isinstance(data.get("kernels"), list)):
+    if not (
+        isinstance(sides, dict)
+        and all(isinstance(sides.get(s), dict) for s in SIDES)
+        and isinstance(data.get("kernels"), list)
+    ):
         raise CutediffError(
             f"{path} says it is a {SCHEMA} comparison but lacks its sides or kernels (it was cut short or edited).",
             "Re-create it with cutediff compare … --json.",

@@ -38,10 +38,19 @@ def default_jobs() -> int:
 
 
 def _failed(probe: Probe, exc: BaseException) -> dict:
-    return {"key": probe.key(), "side": probe.side, "toolchain": probe.side, "arch": probe.profile.arch,
-            "gpu": probe.profile.name, "params": probe.params, "axis": probe.axis, "status": "failed",
-            "why": f"the probe crashed on its worker ({type(exc).__name__}: {str(exc)[:200]})", "kernels": [],
-            "stage": "executor"}
+    return {
+        "key": probe.key(),
+        "side": probe.side,
+        "toolchain": probe.side,
+        "arch": probe.profile.arch,
+        "gpu": probe.profile.name,
+        "params": probe.params,
+        "axis": probe.axis,
+        "status": "failed",
+        "why": f"the probe crashed on its worker ({type(exc).__name__}: {str(exc)[:200]})",
+        "kernels": [],
+        "stage": "executor",
+    }
 
 
 class LocalExecutor:
@@ -80,9 +89,10 @@ class LocalExecutor:
                 yield p, self.fn(p)
             return
         pending = list(probes)
-        for attempt in range(self.MAX_RESTARTS + 1):
-            self._pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(pending)),
-                                             mp_context=multiprocessing.get_context("spawn"))
+        for _attempt in range(self.MAX_RESTARTS + 1):
+            self._pool = ProcessPoolExecutor(
+                max_workers=min(self.jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")
+            )
             futures: dict[Future, Probe] = {self._pool.submit(self.fn, p): p for p in pending}
             broken: list[Probe] = []
             try:
@@ -120,8 +130,10 @@ class DaskExecutor:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            raise CutediffError("The Dask executor needs the distributed package, which is not installed.",
-                                'Install it with pip install "cutediff[distributed]" (or pip install distributed).') from None
+            raise CutediffError(
+                "The Dask executor needs the distributed package, which is not installed.",
+                'Install it with pip install "cutediff[distributed]" (or pip install distributed).',
+            ) from None
         import logging
 
         self.address = address
@@ -131,15 +143,24 @@ class DaskExecutor:
                 self.client = Client(address, timeout=10)
             else:
                 n = workers or default_jobs()
-                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, silence_logs=logging.ERROR)
+                self.cluster = LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
                 self.client = Client(self.cluster)
         except OSError as exc:
             if not address:
-                raise CutediffError(f"The local Dask cluster did not start ({exc}).",
-                                    "Run with --executor local, or check for free ports and memory.") from None
-            raise CutediffError(f"Could not reach the Dask scheduler at {address} ({exc}).",
-                                "Check the address (tcp://HOST:8786) and that the scheduler runs.") from None
+                raise CutediffError(
+                    f"The local Dask cluster did not start ({exc}).",
+                    "Run with --executor local, or check for free ports and memory.",
+                ) from None
+            raise CutediffError(
+                f"Could not reach the Dask scheduler at {address} ({exc}).",
+                "Check the address (tcp://HOST:8786) and that the scheduler runs.",
+            ) from None
 
     def __enter__(self) -> DaskExecutor:
         return self
@@ -149,14 +170,20 @@ class DaskExecutor:
 
     def describe(self) -> dict:
         info = self.client.scheduler_info()
-        return {"kind": self.kind, "address": self.client.scheduler.address,
-                "workers": len(info.get("workers", {})), "local_cluster": self.cluster is not None}
+        return {
+            "kind": self.kind,
+            "address": self.client.scheduler.address,
+            "workers": len(info.get("workers", {})),
+            "local_cluster": self.cluster is not None,
+        }
 
     def map_unordered(self, probes: list[Probe]) -> Iterator[tuple[Probe, dict]]:
         from distributed import as_completed as dask_completed
 
-        futures = {self.client.submit(run_probe_on_worker, p, pure=False, key=f"cutediff-probe-{p.key()}-{i}"): p
-                   for i, p in enumerate(probes)}
+        futures = {
+            self.client.submit(run_probe_on_worker, p, pure=False, key=f"cutediff-probe-{p.key()}-{i}"): p
+            for i, p in enumerate(probes)
+        }
         try:
             for fut in dask_completed(list(futures)):
                 p = futures[fut]
@@ -192,8 +219,10 @@ def run_probe_on_worker(probe: Probe) -> dict:
 def make_executor(kind: str = "local", *, jobs: int | None = None, address: str | None = None):
     if kind == "local":
         if address:
-            raise CutediffError("--scheduler names a Dask scheduler, but --executor local was asked for.",
-                                "Use --executor dask with --scheduler, or drop --scheduler.")
+            raise CutediffError(
+                "--scheduler names a Dask scheduler, but --executor local was asked for.",
+                "Use --executor dask with --scheduler, or drop --scheduler.",
+            )
         return LocalExecutor(jobs)
     if kind == "dask":
         return DaskExecutor(address, jobs)

@@ -71,7 +71,9 @@ def local_gpu() -> dict | None:
     try:
         proc = subprocess.run(
             [smi, "--query-gpu=name,compute_cap", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=10,
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
     except (OSError, subprocess.SubprocessError):
         return None

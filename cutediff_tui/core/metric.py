@@ -41,8 +41,14 @@ RESOURCE_FIGURES: dict[str, str] = {
     "compile_seconds": "seconds the DSL took to compile it",
 }
 
-_CMP = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le,
-        ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_CMP = {
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
@@ -95,7 +101,8 @@ class Metric:
     @property
     def is_predicate(self) -> bool:
         return isinstance(self.tree.body, (ast.Compare, ast.BoolOp)) or (
-            isinstance(self.tree.body, ast.UnaryOp) and isinstance(self.tree.body.op, ast.Not))
+            isinstance(self.tree.body, ast.UnaryOp) and isinstance(self.tree.body.op, ast.Not)
+        )
 
     def value(self, figures: Mapping[str, Any]) -> Any:
         """Evaluate on one kernel's figures (see :func:`figures_of`)."""
@@ -118,8 +125,10 @@ def parse_metric(text: str, *, predicate: bool | None = None) -> Metric:
     try:
         tree = ast.parse(_rewrite_keywords(src), mode="eval")
     except SyntaxError as exc:
-        raise CutediffError(f"The metric {src!r} is not an expression cutediff can read ({exc.msg} at column {exc.offset}).",
-                            f"Write a predicate such as {example}.") from None
+        raise CutediffError(
+            f"The metric {src!r} is not an expression cutediff can read ({exc.msg} at column {exc.offset}).",
+            f"Write a predicate such as {example}.",
+        ) from None
     names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -127,26 +136,49 @@ def parse_metric(text: str, *, predicate: bool | None = None) -> Metric:
             if node.id not in names:
                 names.append(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id.isupper():
-            raise CutediffError(f"The metric {src!r} names the opcode variant {node.value.id}.{node.attr}; metrics count "
-                                f"base opcodes.", f"Write {node.value.id} (all its variants together).")
+            raise CutediffError(
+                f"The metric {src!r} names the opcode variant {node.value.id}.{node.attr}; metrics count base opcodes.",
+                f"Write {node.value.id} (all its variants together).",
+            )
         elif not isinstance(node, _ALLOWED):
-            raise CutediffError(f"The metric {src!r} uses {type(node).__name__.lower()} syntax, which a metric cannot.",
-                                "Use names, numbers, + - * /, comparisons (> >= < <= == !=) and and/or/not.")
+            raise CutediffError(
+                f"The metric {src!r} uses {type(node).__name__.lower()} syntax, which a metric cannot.",
+                "Use names, numbers, + - * /, comparisons (> >= < <= == !=) and and/or/not.",
+            )
         elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
-            raise CutediffError(f"The metric {src!r} holds {node.value!r}, which is not a number.",
-                                "Metrics compare numbers only.")
+            raise CutediffError(
+                f"The metric {src!r} holds {node.value!r}, which is not a number.", "Metrics compare numbers only."
+            )
     metric = Metric(src, tree, tuple(names))
     if predicate is True and not metric.is_predicate:
-        raise CutediffError(f"The metric {src!r} is a value, not a predicate.",
-                            f"Say when a version is bad, e.g. {src}>0.")
+        raise CutediffError(
+            f"The metric {src!r} is a value, not a predicate.", f"Say when a version is bad, e.g. {src}>0."
+        )
     if predicate is False and metric.is_predicate:
-        raise CutediffError(f"The figure {src!r} is a predicate, not a value.",
-                            "Give a figure such as spill_store_bytes, registers or UTCHMMA.")
+        raise CutediffError(
+            f"The figure {src!r} is a predicate, not a value.",
+            "Give a figure such as spill_store_bytes, registers or UTCHMMA.",
+        )
     return metric
 
 
-_ALLOWED = (ast.Expression, ast.Compare, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
-            ast.BinOp, ast.Name, ast.Load, ast.Constant, *_CMP, *_BIN)
+_ALLOWED = (
+    ast.Expression,
+    ast.Compare,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.UnaryOp,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.BinOp,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    *_CMP,
+    *_BIN,
+)
 
 
 def known_names() -> list[str]:
@@ -159,12 +191,16 @@ def _check_name(name: str, src: str) -> None:
         return  # a figure, or a SASS opcode (counted, 0 when absent)
     same = [k for k in known if k.lower() == name.lower()]
     if same:
-        raise CutediffError(f"The metric {src!r} names {name!r}; figures are written in lower case.",
-                            f"Write {same[0]} (only SASS opcodes are upper case, e.g. UTCHMMA).")
+        raise CutediffError(
+            f"The metric {src!r} names {name!r}; figures are written in lower case.",
+            f"Write {same[0]} (only SASS opcodes are upper case, e.g. UTCHMMA).",
+        )
     close = difflib.get_close_matches(name, known, n=3)
     hint = f"Did you mean {' or '.join(close)}?" if close else "Known figures: " + ", ".join(RESOURCE_FIGURES) + "."
-    raise CutediffError(f"The metric {src!r} names {name!r}, which is not a figure cutediff measures.",
-                        hint + " SASS opcodes are written in upper case (UTCHMMA, MUFU).")
+    raise CutediffError(
+        f"The metric {src!r} names {name!r}, which is not a figure cutediff measures.",
+        hint + " SASS opcodes are written in upper case (UTCHMMA, MUFU).",
+    )
 
 
 def _lookup(name: str, figures: Mapping[str, Any], src: str) -> Any:
@@ -172,8 +208,10 @@ def _lookup(name: str, figures: Mapping[str, Any], src: str) -> Any:
         return figures[name]
     if name not in RESOURCE_FIGURES:
         return 0  # an opcode or class the kernel does not use
-    raise CutediffError(f"The metric {src!r} needs {name}, which this kernel's analysis did not give.",
-                        "Pick another figure (registers, stack_bytes, spill_store_bytes are always there).")
+    raise CutediffError(
+        f"The metric {src!r} needs {name}, which this kernel's analysis did not give.",
+        "Pick another figure (registers, stack_bytes, spill_store_bytes are always there).",
+    )
 
 
 def _eval(node: ast.AST, figures: Mapping[str, Any], src: str) -> Any:

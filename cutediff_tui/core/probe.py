@@ -58,9 +58,16 @@ class Probe:
         return self._key
 
     def _compute_key(self) -> str:
-        payload = {"format": PROBE_FORMAT, "side": self.side, "pins": list(self.pins), "cuda": self.cuda,
-                   "recipe": self.recipe.name, "recipe_src": self.recipe.source_digest(), "params": self.params,
-                   "profile": asdict(self.profile)}
+        payload = {
+            "format": PROBE_FORMAT,
+            "side": self.side,
+            "pins": list(self.pins),
+            "cuda": self.cuda,
+            "recipe": self.recipe.name,
+            "recipe_src": self.recipe.source_digest(),
+            "params": self.params,
+            "profile": asdict(self.profile),
+        }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
@@ -94,9 +101,16 @@ def run_probe(probe: Probe, progress: Progress = _noop) -> dict:
         return out
     out["toolchain"] = spec.label
     out["dsl"] = spec.dsl
-    opts = CompareOptions(specs=(spec, spec), recipe=probe.recipe, params=probe.params, profile=probe.profile,
-                          lineinfo=False, use_cache=probe.use_cache, timeout=probe.timeout,
-                          wheelhouse=Path(probe.wheelhouse) if probe.wheelhouse else None)
+    opts = CompareOptions(
+        specs=(spec, spec),
+        recipe=probe.recipe,
+        params=probe.params,
+        profile=probe.profile,
+        lineinfo=False,
+        use_cache=probe.use_cache,
+        timeout=probe.timeout,
+        wheelhouse=Path(probe.wheelhouse) if probe.wheelhouse else None,
+    )
     outcome = run_side("a", spec, opts, progress)
     out["env"] = outcome.env_name
     out["versions"] = outcome.versions
@@ -138,8 +152,10 @@ def select_kernels(result: dict, kernel_filter: str | None) -> list[dict]:
     try:
         rx = re.compile(kernel_filter)
     except re.error as exc:
-        raise CutediffError(f"--kernel-filter {kernel_filter!r} is not a regular expression ({exc}).",
-                            "Write a Python regular expression, e.g. FlashAttentionForward.") from None
+        raise CutediffError(
+            f"--kernel-filter {kernel_filter!r} is not a regular expression ({exc}).",
+            "Write a Python regular expression, e.g. FlashAttentionForward.",
+        ) from None
     return [k for k in result.get("kernels", []) if rx.search(k["name"]) or rx.search(k.get("symbol") or "")]
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 KNOWN_PACKAGES = ("flash_attn", "quack", "cutlass", "cutediff_user_recipe")
 _HEAD = re.compile(r"^remark\[(?P<cat>[^\]]+)\]:\s*(?P<msg>.*)$")
@@ -83,7 +83,9 @@ def parse_remarks(log: str) -> list[Remark]:
         detail = ""
         sm = _SPILL.search(joined)
         if sm:
-            detail = f"{sm.group(1)} bytes stack frame, {sm.group(2)} bytes spill stores, {sm.group(3)} bytes spill loads"
+            detail = (
+                f"{sm.group(1)} bytes stack frame, {sm.group(2)} bytes spill stores, {sm.group(3)} bytes spill loads"
+            )
         ptxas_lines = [ln.strip() for ln in block if ln.strip().startswith("ptxas")]
         if ptxas_lines and ptxas_lines[0].startswith("ptxas output:"):
             ptxas_lines[0] = ptxas_lines[0].split("ptxas output:", 1)[1].strip()

@@ -53,12 +53,16 @@ def parse_values(text: str) -> list[Any]:
         try:
             nums = [int(p) for p in parts]
         except ValueError:
-            raise CutediffError(f"The range {text!r} is not START:STOP[:STEP] of whole numbers.",
-                                "Write e.g. hdim=64:256:64, or list the values: hdim=64,128.") from None
+            raise CutediffError(
+                f"The range {text!r} is not START:STOP[:STEP] of whole numbers.",
+                "Write e.g. hdim=64:256:64, or list the values: hdim=64,128.",
+            ) from None
         start, stop, step = (nums + [1])[:3] if len(nums) == 2 else nums[:3]
         if len(nums) > 3 or step <= 0 or stop < start:
-            raise CutediffError(f"The range {text!r} is empty or malformed.",
-                                "Write START:STOP:STEP with START <= STOP and a positive STEP.")
+            raise CutediffError(
+                f"The range {text!r} is empty or malformed.",
+                "Write START:STOP:STEP with START <= STOP and a positive STEP.",
+            )
         return list(range(start, stop + 1, step))
     out: list[Any] = []
     for item in text.split(","):
@@ -77,7 +81,9 @@ def parse_values(text: str) -> list[Any]:
 
 def parse_axis(item: str) -> tuple[str, list[Any]]:
     if "=" not in item:
-        raise CutediffError(f"--param {item!r} is not NAME=VALUES.", "Write e.g. --param hdim=64,128 or --param hdim=64:256:64.")
+        raise CutediffError(
+            f"--param {item!r} is not NAME=VALUES.", "Write e.g. --param hdim=64,128 or --param hdim=64:256:64."
+        )
     name, values = item.split("=", 1)
     return name.strip().replace("-", "_"), parse_values(values)
 
@@ -118,8 +124,15 @@ class SweepPlan:
         return self._key
 
 
-def expand(toolchains: list[str], profiles: list, base: Probe, axes: dict[str, list[Any]],
-           coerce: Callable[[dict[str, Any]], dict[str, Any]], *, by_gpu: bool = False) -> list[Probe]:
+def expand(
+    toolchains: list[str],
+    profiles: list,
+    base: Probe,
+    axes: dict[str, list[Any]],
+    coerce: Callable[[dict[str, Any]], dict[str, Any]],
+    *,
+    by_gpu: bool = False,
+) -> list[Probe]:
     """Every toolchain × profile × product of ``axes``; ``coerce`` turns the axis values plus the
     base parameters into the recipe's checked parameters. ``by_gpu`` names each profile in the
     cell's axis too (two GPUs of one arch, e.g. h100 and h200, are different cells)."""
@@ -131,10 +144,20 @@ def expand(toolchains: list[str], profiles: list, base: Probe, axes: dict[str, l
             for combo in combos:
                 axis = dict(zip(names, combo))
                 params = coerce({**base.params, **axis})
-                out.append(Probe(side=side, recipe=base.recipe, params=params, profile=prof, pins=base.pins,
-                                 cuda=base.cuda, wheelhouse=base.wheelhouse, timeout=base.timeout,
-                                 use_cache=base.use_cache,
-                                 axis={"arch": prof.arch, **({"gpu": prof.name} if by_gpu else {}), **axis}))
+                out.append(
+                    Probe(
+                        side=side,
+                        recipe=base.recipe,
+                        params=params,
+                        profile=prof,
+                        pins=base.pins,
+                        cuda=base.cuda,
+                        wheelhouse=base.wheelhouse,
+                        timeout=base.timeout,
+                        use_cache=base.use_cache,
+                        axis={"arch": prof.arch, **({"gpu": prof.name} if by_gpu else {}), **axis},
+                    )
+                )
     return out
 
 
@@ -293,6 +316,7 @@ def figures_in(result: dict) -> list[str]:
     res = [f for f in RESOURCE_FIGURES if f in seen]
     cls = sorted(f for f in seen if f in class_names())
     ops = sorted(f for f in seen if f not in RESOURCE_FIGURES and f not in class_names() and "." not in f)
+
     def readable(name: str) -> bool:
         try:
             parse_metric(name)

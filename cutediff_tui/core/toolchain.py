@@ -302,7 +302,7 @@ def nearby_versions(version: str, versions: list[str], n: int = 5) -> list[str]:
     vk = version_key(version)
     ordered = sorted(versions, key=version_key)
     idx = next((i for i, v in enumerate(ordered) if version_key(v) > vk), len(ordered))
-    return ordered[max(0, idx - n // 2): idx + (n - n // 2)]
+    return ordered[max(0, idx - n // 2) : idx + (n - n // 2)]
 
 
 def check_published(spec: ToolchainSpec, offline: bool = False) -> None:
@@ -359,8 +359,9 @@ def _run_uv(args: list[str], *, what: str, env: dict | None = None, timeout: flo
         raise ToolchainError(f"{what} timed out after {int(timeout)} s.", "Check the network and try again.") from None
     if proc.returncode != 0:
         reason = _uv_reason(proc.stderr)
-        raise ToolchainError(f"{what} failed: {reason}" + ("" if reason.endswith((".", "!", "?")) else "."),
-                             _uv_hint(proc.stderr))
+        raise ToolchainError(
+            f"{what} failed: {reason}" + ("" if reason.endswith((".", "!", "?")) else "."), _uv_hint(proc.stderr)
+        )
     return proc.stdout
 
 
@@ -380,8 +381,10 @@ def _uv_hint(stderr: str) -> str:
     if "network" in low or "dns" in low or "connect" in low or "offline" in low:
         return "Check the network, or build from a wheelhouse: cutediff env download on a connected machine, then env create --wheelhouse DIR."
     if "no matching distribution" in low or "no wheels" in low or "only has wheels" in low:
-        return (f"That version has no wheel for Python {python_tag()} on this platform; pick another version, "
-                "or run cutediff with a Python it has wheels for.")
+        return (
+            f"That version has no wheel for Python {python_tag()} on this platform; pick another version, "
+            "or run cutediff with a Python it has wheels for."
+        )
     if "no solution" in low or "unsatisfiable" in low or "not found in the package registry" in low:
         return "Check the pinned versions (cutediff env list shows what resolved before)."
     return "Run again with --debug for uv's full output."
@@ -430,10 +433,18 @@ def resolve_lock(
     files = requirement_files(spec, workdir)
     out = workdir / "lock.txt"
     args = [
-        "pip", "compile", "-q", str(files["req"]),
-        "--overrides", str(files["ovr"]),
-        "--excludes", str(files["exc"]),
-        "--generate-hashes", "--no-header", "-o", str(out),
+        "pip",
+        "compile",
+        "-q",
+        str(files["req"]),
+        "--overrides",
+        str(files["ovr"]),
+        "--excludes",
+        str(files["exc"]),
+        "--generate-hashes",
+        "--no-header",
+        "-o",
+        str(out),
     ]
     if python_version:
         args += ["--python-version", python_version]
@@ -529,8 +540,6 @@ def clean_stale(progress: Progress = _noop) -> int:
     return removed
 
 
-
-
 def create_env(
     spec: ToolchainSpec,
     *,
@@ -566,7 +575,9 @@ def create_env(
             if wheelhouse is not None:
                 wheelhouse = Path(wheelhouse).expanduser().resolve()
                 if not wheelhouse.is_dir():
-                    raise ToolchainError(f"The wheelhouse {wheelhouse} does not exist.", "Fill it first with cutediff env download.")
+                    raise ToolchainError(
+                        f"The wheelhouse {wheelhouse} does not exist.", "Fill it first with cutediff env download."
+                    )
                 candidate = wheelhouse / f"cutediff-lock-{key}.txt"
                 if candidate.is_file():
                     lock_path = tmp / "lock.txt"
@@ -585,8 +596,19 @@ def create_env(
                 part_path = tmp / f"lock-{part}.txt"
                 part_path.write_text(text)
                 args = [
-                    "pip", "install", "-q", "--target", str(tmp / "site"), "--no-deps", "--require-hashes",
-                    "-r", str(part_path), "--python", sys.executable, "--link-mode", "copy",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--target",
+                    str(tmp / "site"),
+                    "--no-deps",
+                    "--require-hashes",
+                    "-r",
+                    str(part_path),
+                    "--python",
+                    sys.executable,
+                    "--link-mode",
+                    "copy",
                 ]
                 if part == "flavour":
                     args.append("--reinstall")
@@ -666,9 +688,23 @@ def download_env(
         lock_path = resolve_lock(spec, work, python_version=python_version, pip_platform=pip_platform)
         progress(f"downloading wheels into {dest}")
         cmd = [
-            sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-            "--python-version", python_version, "--implementation", "cp", "--platform", pip_platform,
-            "-d", str(dest), "-r", str(lock_path),
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            python_version,
+            "--implementation",
+            "cp",
+            "--platform",
+            pip_platform,
+            "-d",
+            str(dest),
+            "-r",
+            str(lock_path),
         ]
         if pip_platform.startswith("manylinux_2_"):
             # pip matches platform tags exactly; older manylinux tags are compatible too.
@@ -677,7 +713,9 @@ def download_env(
                     cmd += ["--platform", older]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
-            raise ToolchainError(f"Downloading wheels for {spec.label} failed: {_uv_reason(proc.stderr)}", _uv_hint(proc.stderr))
+            raise ToolchainError(
+                f"Downloading wheels for {spec.label} failed: {_uv_reason(proc.stderr)}", _uv_hint(proc.stderr)
+            )
         final_lock = dest / f"cutediff-lock-{key}.txt"
         shutil.copy(lock_path, final_lock)
         return final_lock

@@ -42,8 +42,17 @@ from typing import Any
 
 from .errors import CutediffError
 
-__all__ = ["Watcher", "Change", "map_line", "same_file", "row_for_source", "cursor_anchor", "keep_cursor",
-           "Anchor", "CompareWatch"]
+__all__ = [
+    "Watcher",
+    "Change",
+    "map_line",
+    "same_file",
+    "row_for_source",
+    "cursor_anchor",
+    "keep_cursor",
+    "Anchor",
+    "CompareWatch",
+]
 
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".venv", "node_modules", ".mypy_cache", ".pytest_cache"}
 _MAX_TEXT = 4 << 20
@@ -95,7 +104,9 @@ class Change:
     at: float = field(default_factory=time.time)
 
     def names(self) -> str:
-        return ", ".join(p.name for p in self.paths[:4]) + (f" and {len(self.paths) - 4} more" if len(self.paths) > 4 else "")
+        return ", ".join(p.name for p in self.paths[:4]) + (
+            f" and {len(self.paths) - 4} more" if len(self.paths) > 4 else ""
+        )
 
     def text_of(self, file: str | Path) -> tuple[str | None, str | None] | None:
         """(before, after) of ``file`` if it is one of the changed files."""
@@ -120,8 +131,9 @@ class Watcher:
     the content differs (a touch does not count). ``on_change`` runs in the watcher's thread.
     """
 
-    def __init__(self, paths: Iterable[str | Path], on_change: Callable[[Change], Any], *,
-                 interval: float = 0.25) -> None:
+    def __init__(
+        self, paths: Iterable[str | Path], on_change: Callable[[Change], Any], *, interval: float = 0.25
+    ) -> None:
         self.on_change = on_change
         self.interval = interval
         self._lock = threading.Lock()
@@ -261,7 +273,7 @@ def same_file(a: str | Path | None, b: str | Path | None) -> bool:
         except OSError:
             return False
     short, long_ = (pa, pb) if len(pa.parts) <= len(pb.parts) else (pb, pa)
-    return len(short.parts) > 0 and long_.parts[-len(short.parts):] == short.parts
+    return len(short.parts) > 0 and long_.parts[-len(short.parts) :] == short.parts
 
 
 @dataclass(frozen=True)
@@ -273,8 +285,9 @@ class Anchor:
     ordinal: int = 0
 
 
-def row_for_source(rows: Sequence[tuple[str | None, int | None] | None], file: str | Path, line: int,
-                   ordinal: int = 0) -> int | None:
+def row_for_source(
+    rows: Sequence[tuple[str | None, int | None] | None], file: str | Path, line: int, ordinal: int = 0
+) -> int | None:
     """Index of the ``ordinal``-th row showing ``file:line`` (or its last one); else the row of the
     nearest line of the same file (an earlier line wins a tie); None when the file is not shown."""
     exact: list[int] = []
@@ -333,10 +346,17 @@ class CompareWatch:
     Callbacks run in the watch's thread.
     """
 
-    def __init__(self, opts: Any, plan: Any, *, on_result: Callable[[dict, Change | None], Any],
-                 on_error: Callable[[str, Change | None], Any] | None = None,
-                 progress: Callable[[str], Any] | None = None, given: dict | None = None,
-                 interval: float = 0.25) -> None:
+    def __init__(
+        self,
+        opts: Any,
+        plan: Any,
+        *,
+        on_result: Callable[[dict, Change | None], Any],
+        on_error: Callable[[str, Change | None], Any] | None = None,
+        progress: Callable[[str], Any] | None = None,
+        given: dict | None = None,
+        interval: float = 0.25,
+    ) -> None:
         self.opts = opts
         self.plan = plan
         self.given = dict(given or {})

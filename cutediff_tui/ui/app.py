@@ -45,7 +45,7 @@ class CutediffApp(App[None]):
         *,
         versions: list[str] | None = None,
         installed: set[str] | None = None,
-        gpu_probe: dict | None | bool = False,
+        gpu_probe: dict | bool | None = False,
     ) -> None:
         """Open ``comparison`` (a ``cutediff.comparison/1`` dict).
 
@@ -104,9 +104,18 @@ class CutediffApp(App[None]):
         main = [b for b in MainScreen.BINDINGS if isinstance(b, Binding)]
         groups: dict[str, list[Binding]] = {}
         names = {
-            "cursor": "move", "scroll": "move", "hunk": "changes", "spill": "changes", "kernel": "kernels",
-            "view": "views", "focus": "views", "search": "find", "jump": "find", "compare": "compare",
-            "bench": "other", "export": "other",
+            "cursor": "move",
+            "scroll": "move",
+            "hunk": "changes",
+            "spill": "changes",
+            "kernel": "kernels",
+            "view": "views",
+            "focus": "views",
+            "search": "find",
+            "jump": "find",
+            "compare": "compare",
+            "bench": "other",
+            "export": "other",
         }
         for b in main:
             area = names.get((b.id or "").split(".")[0], "other")

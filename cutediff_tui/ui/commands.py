@@ -61,12 +61,22 @@ class CutediffCommands(Provider):
             for name, help_text, action in SCREEN_COMMANDS:
                 out.append((name, help_text, partial(self.app.run_action, action, screen)))
             for i, k in enumerate(screen.comparison.get("kernels") or []):
-                out.append((f"kernel: show {k.get('name', i)}", "Show this kernel",
-                            partial(setattr, screen, "kernel_index", i)))
+                out.append(
+                    (
+                        f"kernel: show {k.get('name', i)}",
+                        "Show this kernel",
+                        partial(setattr, screen, "kernel_index", i),
+                    )
+                )
         for theme in sorted(self.app.available_themes):
             if theme.startswith("cutediff-"):
-                out.append((f"theme: {short_name(theme)}", f"Switch to the {short_name(theme)} theme (remembered)",
-                            partial(setattr, self.app, "theme", theme)))
+                out.append(
+                    (
+                        f"theme: {short_name(theme)}",
+                        f"Switch to the {short_name(theme)} theme (remembered)",
+                        partial(setattr, self.app, "theme", theme),
+                    )
+                )
         for name, help_text, action in APP_COMMANDS:
             out.append((name, help_text, partial(self.app.run_action, action)))
         return out

@@ -265,7 +265,7 @@ def _wrapped_order(n: int, model: PaneModel, s: str, after_row: int, step: int) 
     row_of = model._row_of[s]
     start = bisect.bisect_right(row_of, after_row) if step > 0 else bisect.bisect_left(row_of, after_row) - 1
     if step > 0:
-        return list(range(start, n)) + list(range(0, min(start, n)))
+        return list(range(start, n)) + list(range(min(start, n)))
     start = max(start, -1)
     return list(range(start, -1, -1)) + list(range(n - 1, start, -1))
 
@@ -444,7 +444,7 @@ def build_sass(comparison: dict, kernel: dict) -> PaneModel:
             continue
         try:
             funcs[s], sides[s] = _sass_side(kernel[s])
-        except Exception as exc:  # noqa: BLE001 - one side failing must not hide the other
+        except Exception as exc:
             sides[s] = SideLines(note=f"Side {s.upper()}: the SASS could not be read: {_sentence(exc)}")
     match = None
     hunks: list[RowHunk] = []
@@ -474,7 +474,7 @@ def _ptx_side(metrics: dict) -> tuple[Any, SideLines]:
         if li_text:
             try:
                 li = parse_ptx(li_text).main.instrs
-            except Exception:  # noqa: BLE001 - line info is optional
+            except Exception:
                 li = []
             if len(li) == len(instrs) and all(x.opcode == y.opcode for x, y in zip(instrs, li)):
                 sources = [y.source for y in li]
@@ -487,14 +487,16 @@ def _ptx_side(metrics: dict) -> tuple[Any, SideLines]:
     lines = []
     for i, src in zip(instrs, sources):
         spill = i.base in ("st", "ld") and ".local" in i.opcode
-        lines.append(CodeLine(
-            text=i.text,
-            addr=i.line_no,
-            spill=spill,
-            file=src[0] if src else None,
-            line=src[1] if src else None,
-            opcode=i.base,
-        ))
+        lines.append(
+            CodeLine(
+                text=i.text,
+                addr=i.line_no,
+                spill=spill,
+                file=src[0] if src else None,
+                line=src[1] if src else None,
+                opcode=i.base,
+            )
+        )
     labels = {name: idx for name, idx in entry.labels.items() if isinstance(idx, int) and idx < len(lines)}
     return entry, SideLines(lines, labels=labels, caption=f"{len(lines):,} instr")
 
@@ -509,7 +511,7 @@ def build_ptx(comparison: dict, kernel: dict) -> PaneModel:
             continue
         try:
             entry, sides[s] = _ptx_side(kernel[s])
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             sides[s] = SideLines(note=f"Side {s.upper()}: the PTX could not be read: {_sentence(exc)}")
             continue
         if entry is not None:
@@ -527,8 +529,9 @@ def build_ptx(comparison: dict, kernel: dict) -> PaneModel:
     return PaneModel("ptx", "ptx", sides["a"], sides["b"], rows, hunks, match, addr_hex=False)
 
 
-def _text_model(view: str, language: str, texts: dict[str, list[str] | None], notes: dict[str, str | None],
-                captions: dict[str, str]) -> PaneModel:
+def _text_model(
+    view: str, language: str, texts: dict[str, list[str] | None], notes: dict[str, str | None], captions: dict[str, str]
+) -> PaneModel:
     sides = {}
     for s in SIDES:
         if notes.get(s) or texts.get(s) is None:
@@ -539,8 +542,11 @@ def _text_model(view: str, language: str, texts: dict[str, list[str] | None], no
     hunks: list[RowHunk] = []
     match = None
     if sides["a"].lines and sides["b"].lines:
-        rows, hunks, match = align_lines([x.text for x in sides["a"].lines], [x.text for x in sides["b"].lines],
-                                         key=lambda t: " ".join(normalise_registers(t, language).split()))
+        rows, hunks, match = align_lines(
+            [x.text for x in sides["a"].lines],
+            [x.text for x in sides["b"].lines],
+            key=lambda t: " ".join(normalise_registers(t, language).split()),
+        )
     else:
         rows = _one_sided(sides["a"].lines, sides["b"].lines)
     return PaneModel(view, language, sides["a"], sides["b"], rows, hunks, match, addr_hex=False)
@@ -572,21 +578,29 @@ def log_lines(comparison: dict, kernel: dict, s: str) -> list[str]:
         out.extend(_ANSI.sub("", ptxas_log).splitlines())
     else:
         res = ", ".join(
-            f"{m.get(k)} {label}" for k, label in (
-                ("registers", "registers"), ("stack_bytes", "bytes stack frame"),
-                ("spill_store_bytes", "bytes spill stores"), ("spill_load_bytes", "bytes spill loads"),
+            f"{m.get(k)} {label}"
+            for k, label in (
+                ("registers", "registers"),
+                ("stack_bytes", "bytes stack frame"),
+                ("spill_store_bytes", "bytes spill stores"),
+                ("spill_load_bytes", "bytes spill loads"),
                 ("shared_bytes", "bytes smem"),
-            ) if m.get(k) is not None
+            )
+            if m.get(k) is not None
         )
         out.append(f"ptxas info    : Used {res}  (from cuobjdump; no ptxas -v output kept)")
     ptx = m.get("ptx") or {}
     if ptx:
-        out.append(f"ptx           : PTX ISA {ptx.get('version')} for {ptx.get('target')}, "
-                   f"{ptx.get('toolchain') or 'toolchain unknown'}, {ptx.get('instructions', '?')} instructions")
+        out.append(
+            f"ptx           : PTX ISA {ptx.get('version')} for {ptx.get('target')}, "
+            f"{ptx.get('toolchain') or 'toolchain unknown'}, {ptx.get('instructions', '?')} instructions"
+        )
     cubin = m.get("cubin_toolchain")
     if isinstance(cubin, dict):
-        out.append(f"cubin         : {cubin.get('tool', 'ptxas')} {cubin.get('version', '?')} "
-                   f"({cubin.get('options') or 'options unknown'})")
+        out.append(
+            f"cubin         : {cubin.get('tool', 'ptxas')} {cubin.get('version', '?')} "
+            f"({cubin.get('options') or 'options unknown'})"
+        )
     elif cubin:
         out.append(f"cubin         : {cubin}")
     for row in ((comparison.get("crosscheck") or {}).get(kernel.get("name", "")) or {}).get("matrix") or []:
@@ -596,9 +610,11 @@ def log_lines(comparison: dict, kernel: dict, s: str) -> list[str]:
             out.append(f"cross-check   : ptxas {row.get('ptxas_version')}: {row['error']}")
         else:
             note = f" (PTX rewritten from {row['rewritten_from']})" if row.get("rewritten_from") else ""
-            out.append(f"cross-check   : ptxas {row.get('ptxas_version')}: {row.get('registers')} registers, "
-                       f"{row.get('stack')} bytes stack, {row.get('spill_stores')} bytes spill stores, "
-                       f"{row.get('spill_loads')} bytes spill loads{note}")
+            out.append(
+                f"cross-check   : ptxas {row.get('ptxas_version')}: {row.get('registers')} registers, "
+                f"{row.get('stack')} bytes stack, {row.get('spill_stores')} bytes spill stores, "
+                f"{row.get('spill_loads')} bytes spill loads{note}"
+            )
     if side.get("pins"):
         out.append(f"pins          : {', '.join(side['pins'])}")
     li = m.get("lineinfo") or {}

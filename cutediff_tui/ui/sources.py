@@ -41,7 +41,7 @@ def display_path(file: str) -> str:
     parts = Path(file).parts
     for anchor in ("flash_attn", "quack", "cutlass", "cutediff_tui"):
         if anchor in parts:
-            return str(Path(*parts[parts.index(anchor):]))
+            return str(Path(*parts[parts.index(anchor) :]))
     return file
 
 

@@ -22,7 +22,13 @@ from textual.theme import Theme
 from cutediff_tui.core.paths import project_root
 
 __all__ = [
-    "DEFAULT_THEME", "DOMAIN_DEFAULTS", "LoadedThemes", "domain_defaults", "load_themes", "short_name", "themes_dir",
+    "DEFAULT_THEME",
+    "DOMAIN_DEFAULTS",
+    "LoadedThemes",
+    "domain_defaults",
+    "load_themes",
+    "short_name",
+    "themes_dir",
 ]
 
 DEFAULT_THEME = "cutediff-dark"
@@ -51,6 +57,7 @@ DOMAIN_DEFAULTS: dict[str, str] = {
     "code-tag": "$foreground-muted",
     "code-dim": "$foreground-muted",
 }
+
 
 def domain_defaults(theme: Theme) -> dict[str, str]:
     """:data:`DOMAIN_DEFAULTS` with ``$name`` references resolved against ``theme``'s colours."""

@@ -25,8 +25,19 @@ def main() -> int:
     except CutediffError as exc:
         print(json.dumps({"error": exc.sentence(), "notes": notes}), flush=True)
         return 2
-    print(json.dumps({"key": b.key, "path": str(b.path), "from_cache": b.from_cache, "repaired": b.repaired,
-                      "kernels": len(b.kernels), "notes": notes}), flush=True)
+    print(
+        json.dumps(
+            {
+                "key": b.key,
+                "path": str(b.path),
+                "from_cache": b.from_cache,
+                "repaired": b.repaired,
+                "kernels": len(b.kernels),
+                "notes": notes,
+            }
+        ),
+        flush=True,
+    )
     return 0
 
 

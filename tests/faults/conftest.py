@@ -55,11 +55,16 @@ def tmpfs(tmp_path):
     def mount(size: str, name: str = "mnt") -> Path:
         point = tmp_path / name
         point.mkdir()
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(point)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(point)],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip() or proc.returncode}); "
-                        "the disk-full and read-only cases need one")
+            pytest.skip(
+                f"cannot mount a tmpfs here ({proc.stderr.strip() or proc.returncode}); "
+                "the disk-full and read-only cases need one"
+            )
         mounted.append(point)
         return point
 

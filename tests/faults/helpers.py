@@ -24,7 +24,7 @@ PIN_LIST = ["flash-attn-4==4.0.0b16", "quack-kernels==0.4.1"]
 FWD_SM100 = ["--kernel", "fa4-fwd", "--arch", "sm_100a"]
 
 #: The cheapest real compile: one tiny CuTe DSL kernel (about 3 s with the worker's start-up).
-TINY_RECIPE = '''
+TINY_RECIPE = """
 import cutlass
 import cutlass.cute as cute
 
@@ -44,7 +44,7 @@ def tiny_launch(n: cutlass.Int32):
 def recipe(ctx):
     {before}
     cute.compile(tiny_launch, cutlass.Int32(3))
-'''
+"""
 
 
 def tiny_recipe(folder: Path, name: str = "tiny", before: str = "pass") -> RecipeInfo:
@@ -73,8 +73,14 @@ def cli_env(cache: Path | None = None, **extra: str) -> dict:
 
 def cutediff(args, cache: Path | None, *, timeout: float = 600, env: dict | None = None, **extra: str):
     """Run ``cutediff ARGS`` in a subprocess with CUTEDIFF_CACHE_DIR=cache."""
-    return subprocess.run([sys.executable, "-m", "cutediff_tui.cli", *map(str, args)], capture_output=True,
-                          text=True, env=env or cli_env(cache, **extra), timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "cutediff_tui.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env or cli_env(cache, **extra),
+        timeout=timeout,
+        cwd=ROOT,
+    )
 
 
 def one_sentence(proc: subprocess.CompletedProcess, code: int = 2) -> str:
@@ -106,8 +112,12 @@ def leftovers(cache: Path, pid: int | None = None) -> list[str]:
     for sub in ("artifacts", "envs", "tools", "imports"):
         d = cache / sub
         if d.is_dir():
-            out += [f"{sub}/{p.name}" for p in d.iterdir() if re.match(r"^\.(tmp|nocache)-|.*\.tmp$", p.name)
-                    and (pid is None or re.search(rf"-{pid}(-|$)|\.{pid}\.tmp$", p.name))]
+            out += [
+                f"{sub}/{p.name}"
+                for p in d.iterdir()
+                if re.match(r"^\.(tmp|nocache)-|.*\.tmp$", p.name)
+                and (pid is None or re.search(rf"-{pid}(-|$)|\.{pid}\.tmp$", p.name))
+            ]
     return out
 
 

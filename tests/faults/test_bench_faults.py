@@ -33,12 +33,16 @@ def fake_smi(folder: Path, *, gpu: str | None = "NVIDIA H200, 9.0", fail: bool =
     folder.mkdir(parents=True, exist_ok=True)
     exe = folder / "nvidia-smi"
     if fail:
-        body = ('echo "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver. '
-                'Make sure that the latest NVIDIA driver is installed and running."\nexit 9\n')
+        body = (
+            "echo \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+            'Make sure that the latest NVIDIA driver is installed and running."\nexit 9\n'
+        )
     else:
         name = gpu.split(",")[0]
-        body = (f'case "$*" in\n  *compute_cap*) echo "{gpu}" ;;\n'
-                f'  *) echo "{name}, 580.82.07, 1980, 3201, 35, 120.50" ;;\nesac\n')
+        body = (
+            f'case "$*" in\n  *compute_cap*) echo "{gpu}" ;;\n'
+            f'  *) echo "{name}, 580.82.07, 1980, 3201, 35, 120.50" ;;\nesac\n'
+        )
     exe.write_text("#!/bin/sh\n" + body)
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return folder
@@ -82,15 +86,19 @@ def test_gpu_listed_but_torch_cannot_use_it(compile_cache, env48, tmp_path):
     """nvidia-smi lists an H200 but the host torch is a CPU build: the real bench workers start in the
     real DSL environments and report it; one sentence."""
     smi = fake_smi(tmp_path / "bin")
-    proc = cutediff(["bench", "4.5.1", "4.8.0", *PINS, "--kernel", "fa4-fwd", "--shape", "1024x4h/1",
-                     "--rounds", "1", "-q"], compile_cache, PATH=_path_with(smi), timeout=600)
+    proc = cutediff(
+        ["bench", "4.5.1", "4.8.0", *PINS, "--kernel", "fa4-fwd", "--shape", "1024x4h/1", "--rounds", "1", "-q"],
+        compile_cache,
+        PATH=_path_with(smi),
+        timeout=600,
+    )
     line = one_sentence(proc)
     assert "the bench failed (torch in this environment sees no CUDA GPU)" in line, line
 
 
 # ---------------------------------------------------------------- failures only a GPU produces
 
-STUB_TORCH = '''
+STUB_TORCH = """
 import os
 
 MODE = open(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "MODE")).read().strip()
@@ -146,36 +154,52 @@ def arange(*a, **kw):
 
 def randn_like(x):
     return _T()
-'''
+"""
 
-STUB_FA = '''
+STUB_FA = """
 def _flash_attn_fwd(*a, **kw):
     raise RuntimeError("CUDA error: no kernel image is available for execution on the device")
 
 
 def _flash_attn_bwd(*a, **kw):
     raise RuntimeError("CUDA error: no kernel image is available for execution on the device")
-'''
+"""
 
 
 def stub_env(folder: Path, mode: str):
     """An environment whose torch / flash_attn / cutlass are stand-ins raising what CUDA raises."""
     site = folder / "site"
-    for pkg, body in {"torch": STUB_TORCH, "cutlass": "", "cutlass/cute": "", "flash_attn": "",
-                      "flash_attn/cute": "", }.items():
+    for pkg, body in {
+        "torch": STUB_TORCH,
+        "cutlass": "",
+        "cutlass/cute": "",
+        "flash_attn": "",
+        "flash_attn/cute": "",
+    }.items():
         (site / pkg).mkdir(parents=True, exist_ok=True)
         (site / pkg / "__init__.py").write_text(textwrap.dedent(body))
     (site / "flash_attn" / "cute" / "interface.py").write_text(STUB_FA)
     (folder / "MODE").write_text(mode)
-    return SimpleNamespace(site=site, spec=SimpleNamespace(local_paths=lambda: []))
+    return SimpleNamespace(site=site, spec=SimpleNamespace(local_paths=list))
 
 
-@pytest.mark.parametrize("mode, expected, todo", [
-    ("oom", "Side A: the GPU ran out of memory for a shape (OutOfMemoryError: CUDA out of memory.",
-     "Use smaller shapes"),
-    ("arch", "Side A: the kernel was built for an architecture this GPU cannot run (RuntimeError: CUDA error: "
-             "no kernel image is available", "Run the bench on a GPU of the arch"),
-], ids=["out-of-memory", "no-kernel-image-for-this-gpu"])
+@pytest.mark.parametrize(
+    "mode, expected, todo",
+    [
+        (
+            "oom",
+            "Side A: the GPU ran out of memory for a shape (OutOfMemoryError: CUDA out of memory.",
+            "Use smaller shapes",
+        ),
+        (
+            "arch",
+            "Side A: the kernel was built for an architecture this GPU cannot run (RuntimeError: CUDA error: "
+            "no kernel image is available",
+            "Run the bench on a GPU of the arch",
+        ),
+    ],
+    ids=["out-of-memory", "no-kernel-image-for-this-gpu"],
+)
 @pytest.mark.skipif(HAS_GPU, reason="this machine has a real nvidia-smi")
 def test_gpu_only_failures_through_the_real_worker_and_runner(tmp_path, monkeypatch, mode, expected, todo):
     monkeypatch.setenv("PATH", _path_with(fake_smi(tmp_path / "bin")))
@@ -195,7 +219,10 @@ def test_gpu_only_failures_through_the_real_worker_and_runner(tmp_path, monkeypa
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (nvidia-smi is not on PATH)")
 def test_real_gpu_out_of_memory_for_a_huge_shape(compile_cache):
-    proc = cutediff(["bench", "4.5.1", "4.8.0", *PINS, "--kernel", "fa4-fwd", "--shape", "400000000x64h/1",
-                     "--rounds", "1", "-q"], compile_cache, timeout=1200)
+    proc = cutediff(
+        ["bench", "4.5.1", "4.8.0", *PINS, "--kernel", "fa4-fwd", "--shape", "400000000x64h/1", "--rounds", "1", "-q"],
+        compile_cache,
+        timeout=1200,
+    )
     line = one_sentence(proc)
     assert "the GPU ran out of memory for a shape" in line, line

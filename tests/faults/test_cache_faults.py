@@ -28,8 +28,14 @@ HERE = Path(__file__).resolve().parent
 
 
 def _opts(env48, recipe) -> CompareOptions:
-    return CompareOptions(specs=(env48.spec, env48.spec), recipe=recipe, params={},
-                          profile=resolve_profile(arch="sm_100a"), lineinfo=False, command="fault test")
+    return CompareOptions(
+        specs=(env48.spec, env48.spec),
+        recipe=recipe,
+        params={},
+        profile=resolve_profile(arch="sm_100a"),
+        lineinfo=False,
+        command="fault test",
+    )
 
 
 def _truncate(entry: Path) -> None:
@@ -103,8 +109,16 @@ def test_two_processes_compiling_one_key_compile_once(own_cache, env48, tmp_path
     counter = tmp_path / "compiles.txt"
     recipe = tiny_recipe(tmp_path / "recipe", before=f"open({str(counter)!r}, 'a').write('compiled\\n')")
     entry = recipe.entry.split(":")[0]
-    procs = [subprocess.Popen([sys.executable, str(HERE / "compile_one.py"), str(own_cache), entry, "sm_100a"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(HERE / "compile_one.py"), str(own_cache), entry, "sm_100a"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for _ in range(2)
+    ]
     outs = []
     for p in procs:
         out, err = p.communicate(timeout=300)
@@ -122,8 +136,14 @@ def test_lock_of_a_killed_process_does_not_block(own_cache, env48, tmp_path):
     key = BuildRequest(env48, recipe, {}, resolve_profile(arch="sm_100a")).key()
     lock = own_cache / "artifacts" / f".{key}.lock"
     holder = subprocess.run(
-        [sys.executable, "-c", "import os, sys; from pathlib import Path; from cutediff_tui.core.locking import file_lock\n"
-         f"with file_lock(Path({str(lock)!r})):\n    os.kill(os.getpid(), 9)"], cwd=ROOT)
+        [
+            sys.executable,
+            "-c",
+            "import os, sys; from pathlib import Path; from cutediff_tui.core.locking import file_lock\n"
+            f"with file_lock(Path({str(lock)!r})):\n    os.kill(os.getpid(), 9)",
+        ],
+        cwd=ROOT,
+    )
     assert holder.returncode == -signal.SIGKILL and lock.exists()
     t0 = time.monotonic()
     build = compile_build(BuildRequest(env48, recipe, {}, resolve_profile(arch="sm_100a")))
@@ -135,8 +155,13 @@ def test_killed_cutediff_leaves_a_half_build_that_the_next_run_removes(own_cache
     half-written build folder it leaves is removed by the next compile, with a note."""
     recipe = tiny_recipe(tmp_path / "recipe", before="import time; time.sleep(120)")
     entry = recipe.entry.split(":")[0]
-    proc = subprocess.Popen([sys.executable, str(HERE / "compile_one.py"), str(own_cache), entry, "sm_100a"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "compile_one.py"), str(own_cache), entry, "sm_100a"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     arts = own_cache / "artifacts"
     deadline = time.monotonic() + 120
     tmp = None

@@ -27,8 +27,9 @@ FWD = ["--kernel", "fa4-fwd", "--arch", "sm_103a", "--varlen", "--causal", "--hd
 
 def cutediff(args, cache, timeout=1200, **env_extra):
     env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(cache), **env_extra)
-    return subprocess.run([sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def one_sentence(stderr: str) -> str:
@@ -54,8 +55,7 @@ def test_pin_that_does_not_resolve(compile_cache):
 
 
 def test_no_network_with_empty_cache(tmp_path):
-    proc = cutediff(["env", "create", "4.7.0"], tmp_path, UV_INDEX_URL="http://127.0.0.1:9/simple",
-                    UV_OFFLINE="0")
+    proc = cutediff(["env", "create", "4.7.0"], tmp_path, UV_INDEX_URL="http://127.0.0.1:9/simple", UV_OFFLINE="0")
     assert proc.returncode == 2
     line = one_sentence(proc.stderr)
     assert "package index" in line or "network" in line.lower() or "failed" in line
@@ -75,7 +75,9 @@ def test_one_side_fails_the_other_is_kept(compile_cache, tmp_path):
     (broken / "flash_attn" / "cute").mkdir(parents=True)
     (broken / "flash_attn" / "cute" / "__init__.py").write_text("raise RuntimeError('this checkout is broken')\n")
     out = tmp_path / "result.json"
-    proc = cutediff(["compare", "4.8.0", f"4.8.0,flash-attn-4={broken}", *PINS, *FWD, "--json", str(out)], compile_cache)
+    proc = cutediff(
+        ["compare", "4.8.0", f"4.8.0,flash-attn-4={broken}", *PINS, *FWD, "--json", str(out)], compile_cache
+    )
     assert proc.returncode == 2
     line = one_sentence(proc.stderr)
     assert line.startswith("error: Side B") and "broken" in line
@@ -103,11 +105,14 @@ def _no_partial(compile_cache: Path) -> None:
 
 def test_worker_killed_mid_compile(compile_cache, tmp_path, monkeypatch):
     env = _env_48(compile_cache, monkeypatch)
-    rec = _recipe(tmp_path, """
+    rec = _recipe(
+        tmp_path,
+        """
         import os, signal
         def recipe(ctx):
             os.kill(os.getpid(), signal.SIGKILL)
-    """)
+    """,
+    )
     req = BuildRequest(env, rec, {}, resolve_profile(arch="sm_100a"))
     with pytest.raises(CompileError, match=r"killed \(SIGKILL\)"):
         compile_build(req, side="B")
@@ -117,11 +122,14 @@ def test_worker_killed_mid_compile(compile_cache, tmp_path, monkeypatch):
 
 def test_worker_that_hangs_is_stopped(compile_cache, tmp_path, monkeypatch):
     env = _env_48(compile_cache, monkeypatch)
-    rec = _recipe(tmp_path, """
+    rec = _recipe(
+        tmp_path,
+        """
         import time
         def recipe(ctx):
             time.sleep(600)
-    """)
+    """,
+    )
     req = BuildRequest(env, rec, {}, resolve_profile(arch="sm_100a"))
     with pytest.raises(CompileError, match="did not finish within 20 s"):
         compile_build(req, side="A", timeout=20)
@@ -130,16 +138,22 @@ def test_worker_that_hangs_is_stopped(compile_cache, tmp_path, monkeypatch):
 
 def test_recipe_that_raises_and_one_that_compiles_nothing(compile_cache, tmp_path, monkeypatch):
     env = _env_48(compile_cache, monkeypatch)
-    rec = _recipe(tmp_path, """
+    rec = _recipe(
+        tmp_path,
+        """
         def recipe(ctx):
             raise ValueError("bad head dim 7")
-    """)
+    """,
+    )
     with pytest.raises(CompileError, match="bad head dim 7"):
         compile_build(BuildRequest(env, rec, {}, resolve_profile(arch="sm_100a")), side="A")
-    rec2 = _recipe(tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path, """
+    rec2 = _recipe(
+        tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path,
+        """
         def recipe(ctx):
             pass
-    """)
+    """,
+    )
     with pytest.raises(CompileError, match="compiled no kernel"):
         compile_build(BuildRequest(env, rec2, {}, resolve_profile(arch="sm_100a")), side="A")
     _no_partial(compile_cache)

@@ -92,14 +92,23 @@ def test_comparison_json_that_is_not_utf8(tmp_path):
 # ---------------------------------------------------------------- other schemas, cut short
 
 BAD_JSON = {
-    "older-schema": ({"schema": "cutediff.comparison/0", "sides": {}, "kernels": []},
-                     "uses schema 'cutediff.comparison/0', and this cutediff reads 'cutediff.comparison/1'",
-                     "Re-create it"),
-    "newer-schema": ({"schema": "cutediff.comparison/2", "sides": {}, "kernels": []},
-                     "uses schema 'cutediff.comparison/2'", "newer cutediff"),
+    "older-schema": (
+        {"schema": "cutediff.comparison/0", "sides": {}, "kernels": []},
+        "uses schema 'cutediff.comparison/0', and this cutediff reads 'cutediff.comparison/1'",
+        "Re-create it",
+    ),
+    "newer-schema": (
+        {"schema": "cutediff.comparison/2", "sides": {}, "kernels": []},
+        "uses schema 'cutediff.comparison/2'",
+        "newer cutediff",
+    ),
     "no-schema": ({"kernels": []}, "uses schema None", "Re-create it"),
     "not-an-object": ([1, 2, 3], "uses schema None", "Re-create it"),
-    "cut-short": ('{"schema": "cutediff.comparison/1", "sides": {"a": {', "is not a JSON comparison", "cutediff compare"),
+    "cut-short": (
+        '{"schema": "cutediff.comparison/1", "sides": {"a": {',
+        "is not a JSON comparison",
+        "cutediff compare",
+    ),
     "schema-but-no-sides": ({"schema": "cutediff.comparison/1"}, "lacks its sides or kernels", "Re-create it"),
 }
 
@@ -110,8 +119,11 @@ def test_comparison_json_of_another_schema_or_cut_short(tmp_path, case, command)
     content, what, todo = BAD_JSON[case]
     f = tmp_path / "comparison.json"
     f.write_text(content if isinstance(content, str) else json.dumps(content))
-    args = {"open": ["open", f], "report": ["report", f, "-o", tmp_path / "r.html"],
-            "check": ["check", "--result", f, "--max-spill-bytes", "0"]}[command]
+    args = {
+        "open": ["open", f],
+        "report": ["report", f, "-o", tmp_path / "r.html"],
+        "check": ["check", "--result", f, "--max-spill-bytes", "0"],
+    }[command]
     line = one_sentence(cutediff(args, tmp_path / "cache"))
     assert what in line and todo in line, line
     assert not (tmp_path / "r.html").exists()
@@ -126,22 +138,38 @@ def test_folder_without_artifacts(tmp_path):
 
 # ---------------------------------------------------------------- a 1M-instruction listing
 
-OPS = ["IADD3 R{a}, PT, PT, R{b}, 0x{c:x}, RZ", "LDG.E R{a}, desc[UR4][R{b}.64]", "FFMA2 R{a}, R{b}, R2, R3",
-       "STL [R1+0x{c:x}], R{b}", "LDL R{a}, [R1+0x{c:x}]", "MUFU.EX2 R{a}, R{b}", "ISETP.GE.AND P0, PT, R{a}, R{b}, PT",
-       "@!P0 BRA `(.L_x_{d})", "UTCHMMA gdesc[UR{a}], gdesc[UR{b}], tmem[UR8], tmem[UR10], idesc[UR11], UPT"]
+OPS = [
+    "IADD3 R{a}, PT, PT, R{b}, 0x{c:x}, RZ",
+    "LDG.E R{a}, desc[UR4][R{b}.64]",
+    "FFMA2 R{a}, R{b}, R2, R3",
+    "STL [R1+0x{c:x}], R{b}",
+    "LDL R{a}, [R1+0x{c:x}]",
+    "MUFU.EX2 R{a}, R{b}",
+    "ISETP.GE.AND P0, PT, R{a}, R{b}, PT",
+    "@!P0 BRA `(.L_x_{d})",
+    "UTCHMMA gdesc[UR{a}], gdesc[UR{b}], tmem[UR8], tmem[UR10], idesc[UR11], UPT",
+]
 
 
 def synthetic_sass(n: int, seed: int = 1, arch: str = "sm_100a") -> str:
     """``nvdisasm -c`` style text of one entry function with ``n`` instructions and a label every 64."""
     rng = random.Random(seed)
-    lines = [f"\t.target\t{arch}", "", "//--------------------- .text.big --------------------------",
-             '\t.section\t.text.big,"ax",@progbits', "        .type           big,@function",
-             '        .other          big,@"STO_CUDA_ENTRY STV_DEFAULT"', "big:", ".text.big:"]
+    lines = [
+        f"\t.target\t{arch}",
+        "",
+        "//--------------------- .text.big --------------------------",
+        '\t.section\t.text.big,"ax",@progbits',
+        "        .type           big,@function",
+        '        .other          big,@"STO_CUDA_ENTRY STV_DEFAULT"',
+        "big:",
+        ".text.big:",
+    ]
     for i in range(n):
         if i % 64 == 0:
             lines.append(f".L_x_{i // 64}:")
-        op = OPS[rng.randrange(len(OPS))].format(a=rng.randrange(200), b=rng.randrange(200),
-                                                 c=rng.randrange(4096) * 4, d=rng.randrange(max(1, n // 64)))
+        op = OPS[rng.randrange(len(OPS))].format(
+            a=rng.randrange(200), b=rng.randrange(200), c=rng.randrange(4096) * 4, d=rng.randrange(max(1, n // 64))
+        )
         lines.append(f"        /*{16 * i:04x}*/                   {op} ;")
     lines.append(f"        /*{16 * n:04x}*/                   EXIT ;")
     return "\n".join(lines) + "\n"

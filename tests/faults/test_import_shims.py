@@ -40,8 +40,10 @@ def env463(compile_cache):
 
 def test_fa4_b16_does_not_import_on_dsl_463_without_shims(env463):
     """The fault itself: a plain ``import flash_attn.cute.interface`` in that environment fails."""
-    code = f"import site, sys; site.addsitedir({str(env463.site)!r}); sys.path.insert(0, {str(env463.site)!r}); " \
-           "import flash_attn.cute.interface"
+    code = (
+        f"import site, sys; site.addsitedir({str(env463.site)!r}); sys.path.insert(0, {str(env463.site)!r}); "
+        "import flash_attn.cute.interface"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0
     assert "has no attribute 'ThrMma'" in proc.stderr
@@ -61,8 +63,10 @@ def test_import_that_no_shim_covers_is_one_clear_sentence(env463, own_cache_463,
         compile_build(BuildRequest(env463, recipe, {}, resolve_profile(arch="sm_100a")), side="B")
     s = ei.value.sentence()
     assert is_sentence(s), s
-    assert s.startswith("Side B: recipe tiny could not import what it needs (ImportError: cannot import name "
-                        "'ThrMmaRemovedInAFutureDSL'"), s
+    assert s.startswith(
+        "Side B: recipe tiny could not import what it needs (ImportError: cannot import name "
+        "'ThrMmaRemovedInAFutureDSL'"
+    ), s
     assert "even with cutediff's" in s and "alias cute.core.ThrMma = cute.ThrMma" in s, s
     assert "Pin a matching version" in s
     assert "Traceback" in ei.value.log  # the full story is kept for --debug

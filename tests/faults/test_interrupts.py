@@ -24,10 +24,26 @@ pytestmark = pytest.mark.slow
 
 def _start_compare(cache: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cutediff_tui.cli", "compare", "4.5.1", "4.8.0", *PINS, *FWD_SM100,
-         "--no-cache", "--no-lineinfo", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(cache), cwd=ROOT,
-        preexec_fn=default_sigint)
+        [
+            sys.executable,
+            "-m",
+            "cutediff_tui.cli",
+            "compare",
+            "4.5.1",
+            "4.8.0",
+            *PINS,
+            *FWD_SM100,
+            "--no-cache",
+            "--no-lineinfo",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(cache),
+        cwd=ROOT,
+        preexec_fn=default_sigint,
+    )
 
 
 def _wait_for_workers(cache: Path, parent: int, n: int, timeout: float = 180) -> list[int]:

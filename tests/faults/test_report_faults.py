@@ -78,16 +78,45 @@ def test_hostile_paths_sources_and_messages_stay_text(tmp_path):
     site = k["b"]["spill_sites"][0]
     src.write_text("\n" * (site["line"] - 1) + EVIL_SRC + "\n")
     k["b"]["sources"] = {site["file"]: str(src)}
-    k["b"]["remarks"] = [{"category": "ptxas", "message": EVIL, "file": EVIL, "line": 1, "column": 1,
-                          "function": EVIL, "kernel": None, "detail": EVIL}]
+    k["b"]["remarks"] = [
+        {
+            "category": "ptxas",
+            "message": EVIL,
+            "file": EVIL,
+            "line": 1,
+            "column": 1,
+            "function": EVIL,
+            "kernel": None,
+            "detail": EVIL,
+        }
+    ]
     for s in "ab":
-        c["sides"][s].update(notes=[EVIL], shims=[EVIL], pins=[EVIL], env=EVIL,
-                             versions={EVIL: EVIL, "nvidia-cutlass-dsl": EVIL})
+        c["sides"][s].update(
+            notes=[EVIL], shims=[EVIL], pins=[EVIL], env=EVIL, versions={EVIL: EVIL, "nvidia-cutlass-dsl": EVIL}
+        )
     c["recipe"] = {"name": EVIL, "params": {EVIL: EVIL}}
-    c["crosscheck"] = {k["name"]: {"matrix": [
-        {"side": EVIL, "ptx_version": "9.4", "ptxas_version": "13.0", "rewritten_from": None, "registers": None,
-         "stack": None, "spill_stores": None, "spill_loads": None, "error": EVIL, "log": EVIL}],
-        "verdict": EVIL, "cause": "unknown", "arch": "sm_103a", "ptxas_paths": {}}}
+    c["crosscheck"] = {
+        k["name"]: {
+            "matrix": [
+                {
+                    "side": EVIL,
+                    "ptx_version": "9.4",
+                    "ptxas_version": "13.0",
+                    "rewritten_from": None,
+                    "registers": None,
+                    "stack": None,
+                    "spill_stores": None,
+                    "spill_loads": None,
+                    "error": EVIL,
+                    "log": EVIL,
+                }
+            ],
+            "verdict": EVIL,
+            "cause": "unknown",
+            "arch": "sm_103a",
+            "ptxas_paths": {},
+        }
+    }
     (tmp_path / "c.json").write_text(json.dumps(c))
     for fmt in ("html", "md"):
         out = tmp_path / f"report.{fmt}"

@@ -13,24 +13,47 @@ PINS = ["--with", "flash-attn-4==4.0.0b16"]
 
 def run(args, tmp_path, timeout=60):
     env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(tmp_path / "cache"))
-    return subprocess.run([sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["sweep", "4.5.1", "--arch", "sm_90a", "--figure", "spil_store_bytes"], "Did you mean spill_store_bytes"),
-    (["sweep", "4.5.1", "--arch", "sm_90a", "--param", "hdim=256:64"], "is empty or malformed"),
-    (["sweep", "4.5.1", "--arch", "sm_90a", "--param", "hdim"], "is not NAME=VALUES"),
-    (["sweep", "4.5.1", "--arch", "sm_90a", "--param", "dtype=bf16,fp8"], "is not one of"),
-    (["sweep", "4.5.1", "4.5.1", "--arch", "sm_90a"], "listed twice"),
-    (["sweep", "4.5.1", "--arch", "sm_90a", "--kernel-filter", "(("], "is not a regular expression"),
-    (["sweep", "4.5.1", "--arch", "sm_80"], "no kernel for sm_80"),
-    (["sweep", "4.5.1", "--arch", "sm_90a", "--executor", "local", "--scheduler", "tcp://127.0.0.1:1"],
-     "--executor local was asked for"),
-    (["bisect", "--good", "4.8.0", "--bad", "4.5.1", "--arch", "sm_100a", "--metric", "stack_bytes>0"], "is not older"),
-    (["bisect", "--good", "4.5.1", "--bad", "4.8.0", "--arch", "sm_100a", "--metric", "stack_bytes>0",
-      "--versions", "/nonexistent/v.txt"], "cannot be read"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["sweep", "4.5.1", "--arch", "sm_90a", "--figure", "spil_store_bytes"], "Did you mean spill_store_bytes"),
+        (["sweep", "4.5.1", "--arch", "sm_90a", "--param", "hdim=256:64"], "is empty or malformed"),
+        (["sweep", "4.5.1", "--arch", "sm_90a", "--param", "hdim"], "is not NAME=VALUES"),
+        (["sweep", "4.5.1", "--arch", "sm_90a", "--param", "dtype=bf16,fp8"], "is not one of"),
+        (["sweep", "4.5.1", "4.5.1", "--arch", "sm_90a"], "listed twice"),
+        (["sweep", "4.5.1", "--arch", "sm_90a", "--kernel-filter", "(("], "is not a regular expression"),
+        (["sweep", "4.5.1", "--arch", "sm_80"], "no kernel for sm_80"),
+        (
+            ["sweep", "4.5.1", "--arch", "sm_90a", "--executor", "local", "--scheduler", "tcp://127.0.0.1:1"],
+            "--executor local was asked for",
+        ),
+        (
+            ["bisect", "--good", "4.8.0", "--bad", "4.5.1", "--arch", "sm_100a", "--metric", "stack_bytes>0"],
+            "is not older",
+        ),
+        (
+            [
+                "bisect",
+                "--good",
+                "4.5.1",
+                "--bad",
+                "4.8.0",
+                "--arch",
+                "sm_100a",
+                "--metric",
+                "stack_bytes>0",
+                "--versions",
+                "/nonexistent/v.txt",
+            ],
+            "cannot be read",
+        ),
+    ],
+)
 def test_one_sentence(args, needle, tmp_path):
     proc = run(args, tmp_path)
     assert proc.returncode == 2, proc.stderr
@@ -64,10 +87,35 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
     art = compile_cache / "artifacts"
     before = {p.name for p in art.iterdir()} if art.is_dir() else set()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cutediff_tui.cli", "sweep", "4.5.1", "4.8.0", *PINS, "--with", "quack-kernels==0.4.1",
-         "--kernel", "fa4-fwd", "--arch", "sm_90a", "--param", "hdim=64,128", "--no-cache", "--jobs", "2", "-q"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(compile_cache), cwd=ROOT,
-        start_new_session=True, preexec_fn=default_sigint)
+        [
+            sys.executable,
+            "-m",
+            "cutediff_tui.cli",
+            "sweep",
+            "4.5.1",
+            "4.8.0",
+            *PINS,
+            "--with",
+            "quack-kernels==0.4.1",
+            "--kernel",
+            "fa4-fwd",
+            "--arch",
+            "sm_90a",
+            "--param",
+            "hdim=64,128",
+            "--no-cache",
+            "--jobs",
+            "2",
+            "-q",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(compile_cache),
+        cwd=ROOT,
+        start_new_session=True,
+        preexec_fn=default_sigint,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not any(p.name.startswith(".tmp-") for p in art.iterdir()):
@@ -81,7 +129,9 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err[-2000:]
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("interrupted: stopped the workers; 0 of 4 cells finished"), err[-3000:]
+    assert len(lines) == 1 and lines[0].startswith("interrupted: stopped the workers; 0 of 4 cells finished"), err[
+        -3000:
+    ]
     assert "run the same command to resume" in lines[0]
     time.sleep(1)
     left = {p.name for p in art.iterdir()} - before
@@ -90,12 +140,15 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
     assert not ps, ps
 
 
-@pytest.mark.parametrize("content,needle", [
-    (b'{"schema": "cutediff.bisect/1", "recipe": "fa4-fwd"}', "lacks last_good"),
-    (b'[1, 2]', "cutediff"),
-    (b'\xff\xfe{"schema": "cutediff.sweep/1"}', "cutediff"),
-    (b'{"cells": [], "schema": "cutediff.sweep/1", "figure": "global>0"}', None),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b'{"schema": "cutediff.bisect/1", "recipe": "fa4-fwd"}', "lacks last_good"),
+        (b"[1, 2]", "cutediff"),
+        (b'\xff\xfe{"schema": "cutediff.sweep/1"}', "cutediff"),
+        (b'{"cells": [], "schema": "cutediff.sweep/1", "figure": "global>0"}', None),
+    ],
+)
 def test_odd_results_given_to_open(content, needle, tmp_path):
     """A bisect result without its versions, a JSON list, bytes that are not UTF-8, a sweep whose
     schema key comes last: one sentence each (the last one opens, so it is only parsed here)."""

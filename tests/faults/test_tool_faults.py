@@ -41,13 +41,23 @@ def _site_without_nvidia(dest: Path) -> Path:
 def _diff_without_wheels(tmp_path: Path, cuda_home: Path | None, *args: str) -> subprocess.CompletedProcess:
     sp = _site_without_nvidia(tmp_path / "site")
     env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH", "PYTHONPATH")}
-    env.update(PATH="/usr/bin:/bin", PYTHONPATH=f"{sp}{os.pathsep}{ROOT}", CUTEDIFF_CACHE_DIR=str(tmp_path / "cache"),
-               COLUMNS="200")
+    env.update(
+        PATH="/usr/bin:/bin",
+        PYTHONPATH=f"{sp}{os.pathsep}{ROOT}",
+        CUTEDIFF_CACHE_DIR=str(tmp_path / "cache"),
+        COLUMNS="200",
+    )
     if cuda_home is not None:
         env["CUDA_HOME"] = str(cuda_home)
     assert shutil.which("nvdisasm", path=env["PATH"]) is None and shutil.which("cuobjdump", path=env["PATH"]) is None
-    return subprocess.run([sys.executable, "-S", "-m", "cutediff_tui.cli", "diff", *args], capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-S", "-m", "cutediff_tui.cli", "diff", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
 
 
 def _cuda_home(tmp_path: Path, **tools_: str | Path) -> Path:
@@ -66,17 +76,21 @@ def _cuda_home(tmp_path: Path, **tools_: str | Path) -> Path:
 
 def _old_tool(name: str, release: str = "11.8", build: str = "11.8.89") -> str:
     """A script that answers ``--version`` like an old release and fails on a newer cubin as it does."""
-    return (f'if [ "$1" = "--version" ]; then\n'
-            f'  echo "{name}: NVIDIA (R) CUDA {name}"\n  echo "Copyright (c) 2005-2022 NVIDIA Corporation"\n'
-            f'  echo "Cuda compilation tools, release {release}, V{build}"\n  exit 0\nfi\n'
-            f'echo "{name} fatal   : Unsupported ELF file: the file was made by a newer toolkit" >&2\nexit 1\n')
+    return (
+        f'if [ "$1" = "--version" ]; then\n'
+        f'  echo "{name}: NVIDIA (R) CUDA {name}"\n  echo "Copyright (c) 2005-2022 NVIDIA Corporation"\n'
+        f'  echo "Cuda compilation tools, release {release}, V{build}"\n  exit 0\nfi\n'
+        f'echo "{name} fatal   : Unsupported ELF file: the file was made by a newer toolkit" >&2\nexit 1\n'
+    )
 
 
 def test_nvdisasm_missing_everywhere(tmp_path):
     proc = _diff_without_wheels(tmp_path, None, str(CUBIN_A), str(CUBIN_B))
     line = one_sentence(proc)
-    assert line.startswith("error: Both sides: the analysis failed: nvdisasm was not found in $CUDA_HOME/bin, "
-                           "the installed nvidia wheels or $PATH"), line
+    assert line.startswith(
+        "error: Both sides: the analysis failed: nvdisasm was not found in $CUDA_HOME/bin, "
+        "the installed nvidia wheels or $PATH"
+    ), line
     assert "pip install nvidia-cuda-nvdisasm" in line
 
 
@@ -110,8 +124,9 @@ def test_ptx_newer_than_the_ptxas_asked_for(compile_cache):
     assert tuple(map(int, version.split("."))) > tuple(map(int, max_ptx_isa("13.0").split(".")))
     cc = crosscheck(ptx, ["13.0"], "sm_103a", compile_cache, allow_rewrite=False)
     cell = cc.cell("b", "13.0")
-    assert cell.error == (f"PTX {version} is newer than ptxas 13.0 accepts; "
-                          "pass --allow-ptx-rewrite to rewrite .version (labelled)")
+    assert cell.error == (
+        f"PTX {version} is newer than ptxas 13.0 accepts; pass --allow-ptx-rewrite to rewrite .version (labelled)"
+    )
     assert cell.rewritten_from is None and cell.registers is None
     assert cc.cause == "unknown"
 
@@ -123,8 +138,12 @@ def test_ptx_whose_ptxas_release_cannot_be_installed(tmp_path):
     ptx = re.sub(r"^\.version \d+\.\d+", ".version 9.9", PTX_451.read_text(), count=1, flags=re.M)
     for s in "ab":
         (tmp_path / f"{s}.ptx").write_text(ptx)
-    proc = cutediff(["diff", tmp_path / "a.ptx", tmp_path / "b.ptx"], tmp_path / "cache",
-                    UV_INDEX_URL="http://127.0.0.1:9/simple", PIP_INDEX_URL="http://127.0.0.1:9/simple")
+    proc = cutediff(
+        ["diff", tmp_path / "a.ptx", tmp_path / "b.ptx"],
+        tmp_path / "cache",
+        UV_INDEX_URL="http://127.0.0.1:9/simple",
+        PIP_INDEX_URL="http://127.0.0.1:9/simple",
+    )
     line = one_sentence(proc)
     assert "ptxas 13.9 could not be installed" in line, line
     assert not [p for p in (tmp_path / "cache" / "tools").glob(".tmp-*")]

@@ -33,10 +33,14 @@ def test_version_with_no_wheel_for_this_python(tmp_path):
     assert not leftovers(tmp_path) and not [p for p in (tmp_path / "envs").iterdir() if p.is_dir()]
 
 
-@pytest.mark.parametrize("side_a, side_b, with_", [
-    ("4.8.0,einops==0.8.1,einops==0.8.0", "4.8.0", []),
-    ("4.5.1", "4.8.0", ["--with", "quack-kernels==0.4.1", "--with", "quack-kernels==0.6.5"]),
-], ids=["twice-in-one-side", "twice-in---with"])
+@pytest.mark.parametrize(
+    "side_a, side_b, with_",
+    [
+        ("4.8.0,einops==0.8.1,einops==0.8.0", "4.8.0", []),
+        ("4.5.1", "4.8.0", ["--with", "quack-kernels==0.4.1", "--with", "quack-kernels==0.6.5"]),
+    ],
+    ids=["twice-in-one-side", "twice-in---with"],
+)
 def test_conflicting_pins(tmp_path, side_a, side_b, with_):
     proc = cutediff(["compare", side_a, side_b, *with_, *FWD_SM100], tmp_path / "cache")
     line = one_sentence(proc)
@@ -63,9 +67,14 @@ def test_env_create_killed_midway_is_cleaned_up_by_the_next_run(tmp_path):
     """The whole ``cutediff env create`` process group is SIGKILLed while uv installs (a crash, a
     closed terminal): the half-made folder stays; the next run removes it, says so and succeeds."""
     cache = tmp_path / "cache"
-    proc = subprocess.Popen([sys.executable, "-m", "cutediff_tui.cli", "env", "create", "4.8.0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(cache), cwd=ROOT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cutediff_tui.cli", "env", "create", "4.8.0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(cache),
+        cwd=ROOT,
+        start_new_session=True,
+    )
     envs = cache / "envs"
     deadline = time.monotonic() + 300
     half = []

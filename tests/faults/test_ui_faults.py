@@ -24,8 +24,9 @@ def _kernel_dir(folder: Path, text: str) -> Path:
     folder.mkdir(parents=True)
     for name in ("sass", "lrm"):
         (folder / f"{name}.txt.gz").write_bytes(gzip.compress(text.encode(), 1))
-    (folder / "res.txt.gz").write_bytes(gzip.compress(
-        b"Resource usage:\n Function big:\n  REG:128 STACK:16 SHARED:0 LOCAL:0 CONSTANT[0]:900\n", 1))
+    (folder / "res.txt.gz").write_bytes(
+        gzip.compress(b"Resource usage:\n Function big:\n  REG:128 STACK:16 SHARED:0 LOCAL:0 CONSTANT[0]:900\n", 1)
+    )
     (folder / "kernel.cubin").write_bytes(b"")  # never read: the texts above are there
     return folder
 
@@ -33,10 +34,23 @@ def _kernel_dir(folder: Path, text: str) -> Path:
 def _metrics(kdir: Path, n: int, text: str) -> dict:
     stl = text.count(" STL ")
     return {
-        "symbol": "big", "callable": "big", "registers": 128, "stack_bytes": 16, "shared_bytes": 0, "local_bytes": 0,
-        "spill_store_bytes": 4 * stl, "spill_load_bytes": 4 * text.count(" LDL "), "opcodes": {"STL": stl},
-        "instruction_classes": {"local": stl}, "instructions": n + 1, "stl": stl, "ldl": text.count(" LDL "),
-        "remarks": [], "spill_sites": [], "sources": {}, "ptx": None,
+        "symbol": "big",
+        "callable": "big",
+        "registers": 128,
+        "stack_bytes": 16,
+        "shared_bytes": 0,
+        "local_bytes": 0,
+        "spill_store_bytes": 4 * stl,
+        "spill_load_bytes": 4 * text.count(" LDL "),
+        "opcodes": {"STL": stl},
+        "instruction_classes": {"local": stl},
+        "instructions": n + 1,
+        "stl": stl,
+        "ldl": text.count(" LDL "),
+        "remarks": [],
+        "spill_sites": [],
+        "sources": {},
+        "ptx": None,
         "files": {"dir": str(kdir), "lineinfo_dir": None},
     }
 
@@ -44,17 +58,37 @@ def _metrics(kdir: Path, n: int, text: str) -> dict:
 def synthetic_comparison(folder: Path, n: int) -> dict:
     text_a = synthetic_sass(n)
     text_b = text_a.replace("MUFU.EX2", "MUFU.RCP")
-    side = {"label": "", "dsl": "", "cuda": 13, "pins": [], "versions": {}, "error": None, "from_cache": True,
-            "compile_seconds": None, "shims": [], "notes": [], "env": None, "repaired": []}
-    kernel = {"name": "BigKernel", "symbol": {"a": "big", "b": "big"},
-              "a": _metrics(_kernel_dir(folder / "a" / "000", text_a), n, text_a),
-              "b": _metrics(_kernel_dir(folder / "b" / "000", text_b), n, text_b),
-              "deltas": {"instruction_classes": {}, "opcodes": {}}}
+    side = {
+        "label": "",
+        "dsl": "",
+        "cuda": 13,
+        "pins": [],
+        "versions": {},
+        "error": None,
+        "from_cache": True,
+        "compile_seconds": None,
+        "shims": [],
+        "notes": [],
+        "env": None,
+        "repaired": [],
+    }
+    kernel = {
+        "name": "BigKernel",
+        "symbol": {"a": "big", "b": "big"},
+        "a": _metrics(_kernel_dir(folder / "a" / "000", text_a), n, text_a),
+        "b": _metrics(_kernel_dir(folder / "b" / "000", text_b), n, text_b),
+        "deltas": {"instruction_classes": {}, "opcodes": {}},
+    }
     return {
-        "schema": "cutediff.comparison/1", "recipe": {"name": "synthetic", "params": {}}, "arch": "sm_100a",
-        "profile": {"name": "b200", "arch": "sm_100a", "num_sms": 148}, "command": "synthetic", "host": {},
+        "schema": "cutediff.comparison/1",
+        "recipe": {"name": "synthetic", "params": {}},
+        "arch": "sm_100a",
+        "profile": {"name": "b200", "arch": "sm_100a", "num_sms": 148},
+        "command": "synthetic",
+        "host": {},
         "sides": {"a": side | {"label": "4.5.1", "dsl": "4.5.1"}, "b": side | {"label": "4.8.0", "dsl": "4.8.0"}},
-        "kernels": [kernel], "crosscheck": None,
+        "kernels": [kernel],
+        "crosscheck": None,
     }
 
 
@@ -79,8 +113,9 @@ def test_terminal_smaller_than_the_minimum(tmp_path):
             await pilot.pause()
             screen = app.screen
             assert screen.has_class("-too-small")
-            assert str(screen.query_one("#too-small").render()) == \
-                "cutediff needs at least 60×16; this terminal is 40×12."
+            assert (
+                str(screen.query_one("#too-small").render()) == "cutediff needs at least 60×16; this terminal is 40×12."
+            )
             for key in ("j", "n", "s", "G", "question_mark", "escape", "2", "1"):  # keys do no harm
                 await pilot.press(key)
             await pilot.pause()
@@ -118,9 +153,13 @@ def test_one_million_instruction_listing_stays_responsive(tmp_path):
             timings["load"] = await _until(pilot, lambda: screen.model is not None, 300)
             rows = len(screen.model)
             assert rows >= n
-            for key, check in (("G", lambda: screen.cursor == rows - 1), ("g", lambda: screen.cursor == 0),
-                               ("n", lambda: screen.cursor > 0), ("ctrl+d", lambda: screen.cursor > 0),
-                               ("j", lambda: True)):
+            for key, check in (
+                ("G", lambda: screen.cursor == rows - 1),
+                ("g", lambda: screen.cursor == 0),
+                ("n", lambda: screen.cursor > 0),
+                ("ctrl+d", lambda: screen.cursor > 0),
+                ("j", lambda: True),
+            ):
                 t0 = time.perf_counter()
                 await pilot.press(key)
                 await _until(pilot, check, 5)

@@ -11,13 +11,23 @@ import json
 import re
 
 import pytest
-
 from test_fa4_compare import FWD, PINS, cutediff
 
 pytestmark = pytest.mark.slow
 
-BISECT = ["bisect", "--good", "4.5.1", "--bad", "4.8.0", *PINS, *FWD, "--metric", "spill_store_bytes>0",
-          "--kernel-filter", "FlashAttentionForwardSm100"]
+BISECT = [
+    "bisect",
+    "--good",
+    "4.5.1",
+    "--bad",
+    "4.8.0",
+    *PINS,
+    *FWD,
+    "--metric",
+    "spill_store_bytes>0",
+    "--kernel-filter",
+    "FlashAttentionForwardSm100",
+]
 
 
 @pytest.fixture(scope="module")
@@ -67,11 +77,14 @@ def test_untestable_version_is_reported_not_guessed(first_run, compile_cache, tm
     assert res["last_good"] == "4.5.2"
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--metric", "spill_store_bytes>"], "is not an expression"),
-    (["--metric", "registers"], "is a value, not a predicate"),
-    (["--metric", "spill_store_bytes>0", "--kernel-filter", "("], "is not a regular expression"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--metric", "spill_store_bytes>"], "is not an expression"),
+        (["--metric", "registers"], "is a value, not a predicate"),
+        (["--metric", "spill_store_bytes>0", "--kernel-filter", "("], "is not a regular expression"),
+    ],
+)
 def test_bad_input_is_one_sentence_before_any_build(args, needle, compile_cache):
     base = ["bisect", "--good", "4.5.1", "--bad", "4.8.0", *PINS, *FWD]
     if "--kernel-filter" not in args:

@@ -17,7 +17,9 @@ SAMPLE = ROOT / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0"
 
 def run(args, tmp_path, **kw):
     env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(tmp_path / "cache"))
-    return subprocess.run([sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True, env=env, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True, env=env, **kw
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +54,14 @@ def test_diff_of_cubins_matches_compare(tmp_path, sample):
     assert len(k["b"]["spill_sites"]) == 77 and all(s["file"] for s in k["b"]["spill_sites"])
 
 
-@pytest.mark.parametrize("content,needle", [
-    (b"", "empty"),
-    (b"hello, not a cubin\n", "ELF"),
-    (b"\x7fELF\x02\x01\x01" + b"\x00" * 20, "cubin"),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"", "empty"),
+        (b"hello, not a cubin\n", "ELF"),
+        (b"\x7fELF\x02\x01\x01" + b"\x00" * 20, "cubin"),
+    ],
+)
 def test_diff_bad_inputs_give_one_sentence(tmp_path, content, needle):
     bad = tmp_path / "bad.cubin"
     bad.write_bytes(content)

@@ -25,8 +25,9 @@ FWD = ["--kernel", "fa4-fwd", "--arch", "sm_103a", "--varlen", "--causal", "--hd
 
 def cutediff(args: list[str], cache: Path, timeout: float = 1500) -> subprocess.CompletedProcess:
     env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(cache))
-    return subprocess.run([sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 @pytest.fixture(scope="module")
@@ -98,21 +99,55 @@ def test_same_compare_again_is_served_from_cache(fwd_result, compile_cache):
 
 def test_fwdbwd_for_sm90a_compiles_every_kernel(compile_cache):
     """The H100/H200 path: forward plus the three backward kernels, on both versions."""
-    proc = cutediff(["compare", "4.5.1", "4.8.0", *PINS, "--kernel", "fa4-fwdbwd", "--arch", "sm_90a", "--no-lineinfo",
-                     "--json", "-"], compile_cache)
+    proc = cutediff(
+        [
+            "compare",
+            "4.5.1",
+            "4.8.0",
+            *PINS,
+            "--kernel",
+            "fa4-fwdbwd",
+            "--arch",
+            "sm_90a",
+            "--no-lineinfo",
+            "--json",
+            "-",
+        ],
+        compile_cache,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
     names = [k["name"] for k in result["kernels"]]
-    assert names == ["FlashAttentionForwardSm90", "FlashAttentionBackwardPreprocess", "FlashAttentionBackwardSm90",
-                     "FlashAttentionBackwardPostprocess"]
+    assert names == [
+        "FlashAttentionForwardSm90",
+        "FlashAttentionBackwardPreprocess",
+        "FlashAttentionBackwardSm90",
+        "FlashAttentionBackwardPostprocess",
+    ]
     assert all(k["a"] and k["b"] for k in result["kernels"])
     assert result["arch"] == "sm_90a" and result["profile"]["num_sms"] == 132
 
 
 def test_persistent_forward_compiles_without_a_gpu_from_the_profile(compile_cache):
     """Non-causal batched forward uses the persistent scheduler, which asks for the SM count."""
-    proc = cutediff(["compare", "4.5.1", "4.8.0", *PINS, "--kernel", "fa4-fwd", "--batched", "--no-causal",
-                     "--gpu", "b200", "--no-lineinfo", "--json", "-"], compile_cache)
+    proc = cutediff(
+        [
+            "compare",
+            "4.5.1",
+            "4.8.0",
+            *PINS,
+            "--kernel",
+            "fa4-fwd",
+            "--batched",
+            "--no-causal",
+            "--gpu",
+            "b200",
+            "--no-lineinfo",
+            "--json",
+            "-",
+        ],
+        compile_cache,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
     assert result["profile"]["name"] == "b200" and result["profile"]["num_sms"] == 148 and result["arch"] == "sm_100a"

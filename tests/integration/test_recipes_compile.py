@@ -25,8 +25,14 @@ PINS = ["--with", "flash-attn-4==4.0.0b16", "--with", "quack-kernels==0.4.1"]
 
 def cutediff(args: list[str], cache: Path, timeout: float = 900, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(cache))
-    return subprocess.run([sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=str(cwd))
+    return subprocess.run(
+        [sys.executable, "-m", "cutediff_tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=str(cwd),
+    )
 
 
 def compare_json(args: list[str], cache: Path, **kw) -> dict:
@@ -42,10 +48,13 @@ def error_lines(stderr: str) -> list[str]:
     return lines
 
 
-@pytest.mark.parametrize("sample, kernel", [("elementwise_add.py", "elementwise_add"), ("row_sum.py", "launch_row_sum")])
+@pytest.mark.parametrize(
+    "sample, kernel", [("elementwise_add.py", "elementwise_add"), ("row_sum.py", "launch_row_sum")]
+)
 def test_sample_recipe_diffs_across_dsl_versions(compile_cache, sample, kernel):
-    result = compare_json(["4.5.1", "4.8.0", *PINS, "--kernel", f"samples/recipes/{sample}", "--arch", "sm_90a"],
-                          compile_cache)
+    result = compare_json(
+        ["4.5.1", "4.8.0", *PINS, "--kernel", f"samples/recipes/{sample}", "--arch", "sm_90a"], compile_cache
+    )
     sa, sb = result["sides"]["a"], result["sides"]["b"]
     assert sa["error"] is None and sb["error"] is None
     assert sa["versions"]["nvidia-cutlass-dsl"] == "4.5.1" and sb["versions"]["nvidia-cutlass-dsl"] == "4.8.0"
@@ -64,8 +73,9 @@ def test_sample_parameters_reach_the_kernel(compile_cache):
 
 
 def test_quack_rmsnorm_diffs_across_dsl_versions(compile_cache):
-    result = compare_json(["4.5.1", "4.8.0", *PINS, "--kernel", "quack-rmsnorm-fwd", "--arch", "sm_100a"],
-                          compile_cache)
+    result = compare_json(
+        ["4.5.1", "4.8.0", *PINS, "--kernel", "quack-rmsnorm-fwd", "--arch", "sm_100a"], compile_cache
+    )
     assert result["sides"]["a"]["error"] is None and result["sides"]["b"]["error"] is None
     (k,) = result["kernels"]
     assert k["name"] == "RMSNorm" and k["a"]["registers"] > 0 and k["b"]["registers"] > 0
@@ -73,8 +83,20 @@ def test_quack_rmsnorm_diffs_across_dsl_versions(compile_cache):
 
 
 def test_quack_version_without_the_entry_point(compile_cache):
-    proc = cutediff(["compare", "4.8.0,quack-kernels==0.2.10", "4.8.0,quack-kernels==0.4.1",
-                     "--kernel", "quack-softmax-fwd", "--arch", "sm_90a", "--no-lineinfo", "-q"], compile_cache)
+    proc = cutediff(
+        [
+            "compare",
+            "4.8.0,quack-kernels==0.2.10",
+            "4.8.0,quack-kernels==0.4.1",
+            "--kernel",
+            "quack-softmax-fwd",
+            "--arch",
+            "sm_90a",
+            "--no-lineinfo",
+            "-q",
+        ],
+        compile_cache,
+    )
     assert proc.returncode == 2
     (line,) = error_lines(proc.stderr)
     assert line.startswith("error: Side A: recipe quack-softmax-fwd")
@@ -102,17 +124,24 @@ def test_recipes_that_fail_give_one_sentence_naming_them(compile_cache, tmp_path
     for line in error_lines(proc.stderr):
         assert "recipe" in line and "empty_recipe.py:recipe ran but compiled no kernel" in line
 
-    raises = _recipe(tmp_path, "raising_recipe.py", """
+    raises = _recipe(
+        tmp_path,
+        "raising_recipe.py",
+        """
         def recipe(ctx):
             raise ValueError(f"cols must be a multiple of 8 on {ctx.arch}")
-    """)
+    """,
+    )
     proc = cutediff([*base, "--kernel", str(raises)], compile_cache)
     assert proc.returncode == 2
     for line in error_lines(proc.stderr):
-        assert "raising_recipe.py:recipe failed while compiling (ValueError: cols must be a multiple of 8 on sm_90a)" in line
+        assert (
+            "raising_recipe.py:recipe failed while compiling (ValueError: cols must be a multiple of 8 on sm_90a)"
+            in line
+        )
 
 
-OLD_KERNELS = '''
+OLD_KERNELS = """
 import cutlass
 import cutlass.cute as cute
 
@@ -132,7 +161,7 @@ def sub_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
 def elementwise_add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, threads: cutlass.Constexpr):
     m, n = mA.shape
     sub_kernel(mA, mB, mC).launch(grid=((m * n + threads - 1) // threads, 1, 1), block=(threads, 1, 1))
-'''
+"""
 
 OLD_RECIPE = '''
 import cutlass.cute as cute
@@ -157,8 +186,20 @@ def test_two_sources_on_one_toolchain(compile_cache, tmp_path):
     old.mkdir()
     (old / "kernels_v1.py").write_text(OLD_KERNELS)
     (old / "add_v1.py").write_text(OLD_RECIPE)
-    result = compare_json(["4.8.0", "4.8.0", *PINS, "--kernel", "samples/recipes/elementwise_add.py",
-                           "--a-source", str(old / "add_v1.py"), "--arch", "sm_90a"], compile_cache)
+    result = compare_json(
+        [
+            "4.8.0",
+            "4.8.0",
+            *PINS,
+            "--kernel",
+            "samples/recipes/elementwise_add.py",
+            "--a-source",
+            str(old / "add_v1.py"),
+            "--arch",
+            "sm_90a",
+        ],
+        compile_cache,
+    )
     sa, sb = result["sides"]["a"], result["sides"]["b"]
     assert sa["error"] is None and sb["error"] is None
     assert sa["label"].endswith(f"[{old / 'add_v1.py'}]") and "[" not in sb["label"].split("]")[-1]
@@ -178,9 +219,14 @@ def test_working_copy_against_a_git_revision(compile_cache, tmp_path):
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
     subprocess.run([*git, "commit", "-qm", "add"], cwd=repo, check=True)
-    recipe_file.write_text(recipe_file.read_text().replace("gA[row, col] + gB[row, col]", "gA[row, col] * gB[row, col]"))
-    result = compare_json(["4.8.0", "4.8.0", *PINS, "--kernel", "kernels/add.py", "--b-source", "git:HEAD",
-                           "--arch", "sm_100a"], compile_cache, cwd=repo)
+    recipe_file.write_text(
+        recipe_file.read_text().replace("gA[row, col] + gB[row, col]", "gA[row, col] * gB[row, col]")
+    )
+    result = compare_json(
+        ["4.8.0", "4.8.0", *PINS, "--kernel", "kernels/add.py", "--b-source", "git:HEAD", "--arch", "sm_100a"],
+        compile_cache,
+        cwd=repo,
+    )
     assert result["sides"]["b"]["label"].endswith("[git:HEAD]")
     (k,) = result["kernels"]
     assert k["a"] and k["b"] and k["alignment"]["match_pct"] < 100  # + became *

@@ -45,9 +45,27 @@ def test_editing_the_recipe_refreshes_the_view(compile_cache):
     recipe_file = _stable_copy(compile_cache, "watched_add.py")
     env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(compile_cache), COLUMNS="120")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cutediff_tui.cli", "compare", "4.5.1", "4.8.0", *PINS, "--kernel", str(recipe_file),
-         "--arch", "sm_90a", "--no-lineinfo", "--watch"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
+        [
+            sys.executable,
+            "-m",
+            "cutediff_tui.cli",
+            "compare",
+            "4.5.1",
+            "4.8.0",
+            *PINS,
+            "--kernel",
+            str(recipe_file),
+            "--arch",
+            "sm_90a",
+            "--no-lineinfo",
+            "--watch",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+    )
     out: queue.Queue = queue.Queue()
     err: queue.Queue = queue.Queue()
     threading.Thread(target=_lines, args=(proc.stdout, out), daemon=True).start()
@@ -75,8 +93,9 @@ def test_editing_the_recipe_refreshes_the_view(compile_cache):
 
     tables = lambda: sum("SASS match" in ln for ln in seen_out)  # noqa: E731
     try:
-        assert wait_for(lambda: any("watching" in ln for ln in seen_err) and tables() >= 1, 300), \
-            "".join(seen_err)[-3000:]
+        assert wait_for(lambda: any("watching" in ln for ln in seen_err) and tables() >= 1, 300), "".join(seen_err)[
+            -3000:
+        ]
         t0 = time.monotonic()
         token = uuid.uuid4().hex[:8]
         recipe_file.write_text(recipe_file.read_text().replace(ADD, f"{ADD.replace('+', '-')}  # {token}"))
@@ -114,16 +133,21 @@ def test_cursor_stays_on_the_source_line_after_an_edit(compile_cache, monkeypatc
     results: list = []
     errors: list = []
     got = threading.Event()
-    watch = CompareWatch(opts, plan_sources(opts.recipe), interval=0.1,
-                         on_result=lambda c, ch: (results.append((c, ch)), got.set()),
-                         on_error=lambda m, ch: (errors.append(m), got.set()))
+    watch = CompareWatch(
+        opts,
+        plan_sources(opts.recipe),
+        interval=0.1,
+        on_result=lambda c, ch: (results.append((c, ch)), got.set()),
+        on_error=lambda m, ch: (errors.append(m), got.set()),
+    )
     watch.start(initial=True)
     try:
         assert got.wait(300) and not errors, errors
         got.clear()
         old_model = build_model(results[0][0], 0, "sass")
-        row = next(r for r in range(len(old_model))
-                   if (ln := old_model.line_at(r, "b")) is not None and ln.line == add_line)
+        row = next(
+            r for r in range(len(old_model)) if (ln := old_model.line_at(r, "b")) is not None and ln.line == add_line
+        )
         anchor = cursor_anchor(old_model, "b", row)
         assert anchor is not None and anchor.line == add_line and anchor.file.endswith("cursor_add.py")
         token = uuid.uuid4().hex[:8]

@@ -44,15 +44,29 @@ def cache(tmp_path_factory) -> Path:
 
 def cutediff(args: list[str], cache: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(cache), COLUMNS="200")
-    return subprocess.run([sys.executable, "-c", RUNNER, *map(str, args)], capture_output=True, text=True, env=env,
-                          timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-c", RUNNER, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=ROOT,
+    )
 
 
 @pytest.fixture(scope="module")
 def fwd_json(cache, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("fwd") / "cmp.json"
-    proc = cutediff(["diff", "samples/raw/fa4-fwd-sm103a-4.5.1-lineinfo", "samples/raw/fa4-fwd-sm103a-4.8.0-lineinfo",
-                     "--json", out], cache)
+    proc = cutediff(
+        [
+            "diff",
+            "samples/raw/fa4-fwd-sm103a-4.5.1-lineinfo",
+            "samples/raw/fa4-fwd-sm103a-4.8.0-lineinfo",
+            "--json",
+            out,
+        ],
+        cache,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 
@@ -68,8 +82,10 @@ def fwd(fwd_json) -> dict:
 def test_markdown_report_of_the_fa4_regression(fwd):
     md = render_markdown(fwd)
     first = md.splitlines()[0]
-    assert first.startswith("### cutediff: FlashAttentionForwardSm100 spills on fa4-fwd-sm103a-4.8.0-lineinfo: "
-                            "stack 0 → 112 B, spill stores 0 → 176 B; instruction mix unchanged")
+    assert first.startswith(
+        "### cutediff: FlashAttentionForwardSm100 spills on fa4-fwd-sm103a-4.8.0-lineinfo: "
+        "stack 0 → 112 B, spill stores 0 → 176 B; instruction mix unchanged"
+    )
     assert "| Registers | 128 | 128 | = |" in md
     assert "| Stack frame (bytes) | 0 | 112 | **+112** |" in md
     assert "| Spill stores (bytes) | 0 | 176 | **+176** |" in md
@@ -79,10 +95,14 @@ def test_markdown_report_of_the_fa4_regression(fwd):
         assert f"| `{op}` | {n} | {n} | = |" in md, op
     assert "| Tensor-core MMA | 76 | 76 | = |" in md and "| Local memory (spills) | 0 | 77 | +77 |" in md
     assert "**Spill sites**: 0 instruction(s) on A, 77 on B" in md
-    for where in ("flash_attn/cute/softmax.py:267", "flash_attn/cute/pipeline.py:133", "flash_attn/cute/tile_scheduler.py:923"):
+    for where in (
+        "flash_attn/cute/softmax.py:267",
+        "flash_attn/cute/pipeline.py:133",
+        "flash_attn/cute/tile_scheduler.py:923",
+    ):
         assert f"`{where}`" in md, where
     assert "#### Reproduce" in md
-    assert ("cutediff diff samples/raw/fa4-fwd-sm103a-4.5.1-lineinfo samples/raw/fa4-fwd-sm103a-4.8.0-lineinfo" in md)
+    assert "cutediff diff samples/raw/fa4-fwd-sm103a-4.5.1-lineinfo samples/raw/fa4-fwd-sm103a-4.8.0-lineinfo" in md
 
 
 def test_json_of_the_real_comparison_matches_the_schema_and_round_trips(fwd, fwd_json, cache, tmp_path):
@@ -100,8 +120,9 @@ def test_report_command_from_a_result_and_from_artifacts(fwd, fwd_json, cache, t
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "r.md").read_text() == render_markdown(fwd)
     # two artifact folders: analysed like cutediff diff, no compile
-    proc = cutediff(["report", "samples/raw/fa4-fwd-sm103a-4.5.1", "samples/raw/fa4-fwd-sm103a-4.8.0",
-                     "--format", "md"], cache)
+    proc = cutediff(
+        ["report", "samples/raw/fa4-fwd-sm103a-4.5.1", "samples/raw/fa4-fwd-sm103a-4.8.0", "--format", "md"], cache
+    )
     assert proc.returncode == 0, proc.stderr
     assert "| Stack frame (bytes) | 0 | 112 | **+112** |" in proc.stdout
 
@@ -111,12 +132,15 @@ def test_report_command_from_a_result_and_from_artifacts(fwd, fwd_json, cache, t
 
 def test_check_fails_on_the_spilling_comparison(fwd_json, cache, tmp_path):
     junit = tmp_path / "check.xml"
-    proc = cutediff(["check", "--result", fwd_json, "--max-spill-bytes", "0", "--max-register-delta", "0",
-                     "--junit", junit], cache)
+    proc = cutediff(
+        ["check", "--result", fwd_json, "--max-spill-bytes", "0", "--max-register-delta", "0", "--junit", junit], cache
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     fails = [ln for ln in proc.stdout.splitlines() if ln.startswith("FAIL")]
-    assert fails == ["FAIL  FlashAttentionForwardSm100 max-spill-bytes: spill stores 176 B and spill loads 176 B on B "
-                     "exceed --max-spill-bytes 0"]
+    assert fails == [
+        "FAIL  FlashAttentionForwardSm100 max-spill-bytes: spill stores 176 B and spill loads 176 B on B "
+        "exceed --max-spill-bytes 0"
+    ]
     import xml.etree.ElementTree as ET
 
     root = ET.parse(junit).getroot()
@@ -126,13 +150,29 @@ def test_check_fails_on_the_spilling_comparison(fwd_json, cache, tmp_path):
 def test_check_passes_on_the_same_toolchain(cache, tmp_path):
     # Warm the disassembly cache first: `diff X X` on a cold cache makes both sides write the same
     # cache files at once.
-    warm = cutediff(["diff", RAW / "fa4-fwd-sm103a-4.5.1", RAW / "fa4-fwd-sm103a-4.8.0", "--json", tmp_path / "w.json"], cache)
+    warm = cutediff(
+        ["diff", RAW / "fa4-fwd-sm103a-4.5.1", RAW / "fa4-fwd-sm103a-4.8.0", "--json", tmp_path / "w.json"], cache
+    )
     assert warm.returncode == 0, warm.stderr
     same = tmp_path / "same.json"
     proc = cutediff(["diff", RAW / "fa4-fwd-sm103a-4.5.1", RAW / "fa4-fwd-sm103a-4.5.1", "--json", same], cache)
     assert proc.returncode == 0, proc.stderr
-    proc = cutediff(["check", "--result", same, "--max-spill-bytes", "0", "--max-register-delta", "0",
-                     "--max-stack-delta", "0", "--max-slowdown", "5"], cache)
+    proc = cutediff(
+        [
+            "check",
+            "--result",
+            same,
+            "--max-spill-bytes",
+            "0",
+            "--max-register-delta",
+            "0",
+            "--max-stack-delta",
+            "0",
+            "--max-slowdown",
+            "5",
+        ],
+        cache,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "within limits (3 check(s) passed, 1 skipped)" in proc.stdout
     assert "slowdown not measured" in proc.stdout
@@ -190,9 +230,9 @@ def read_png(path: Path) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width = 8, b"", 0
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind = data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             width, height, depth, color = struct.unpack(">IIBB", body[:10])
             assert depth == 8 and color in (2, 6), (depth, color)
@@ -205,7 +245,7 @@ def read_png(path: Path) -> tuple[int, int, list[bytes]]:
     rows, prev = [], bytearray(stride)
     for y in range(height):
         f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             left = line[i - bpp] if i >= bpp else 0
             up = prev[i]
@@ -220,7 +260,7 @@ def read_png(path: Path) -> tuple[int, int, list[bytes]]:
                 p = left + up - ul
                 pa, pb, pc = abs(p - left), abs(p - up), abs(p - ul)
                 line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else ul)) & 0xFF
-        rows.append(bytes(line) if bpp == 3 else bytes(b for j in range(0, stride, 4) for b in line[j:j + 3]))
+        rows.append(bytes(line) if bpp == 3 else bytes(b for j in range(0, stride, 4) for b in line[j : j + 3]))
         prev = line
     return width, height, rows
 
@@ -237,10 +277,21 @@ def test_html_report_renders_in_headless_chromium(fwd, tmp_path):
     page.write_text(render_html(c))
     assert "<script>" not in page.read_text()
     shot = tmp_path / "shot.png"
-    cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1200,2000",
-           page.as_uri()]
+    cmd = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--screenshot={shot}",
+        "--window-size=1200,2000",
+        page.as_uri(),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert shot.is_file(), proc.stderr[-2000:]
     assert shot.stat().st_size > 50_000
@@ -249,7 +300,7 @@ def test_html_report_renders_in_headless_chromium(fwd, tmp_path):
     white = a_blue = b_orange = 0
     for row in rows[::2]:
         for x in range(0, len(row), 6):  # every other pixel
-            px = row[x:x + 3]
+            px = row[x : x + 3]
             if px[0] > 245 and px[1] > 245 and px[2] > 245:
                 white += 1
             elif _near(px, (0x3B, 0x6F, 0xB6)):

@@ -7,21 +7,49 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from test_fa4_compare import PINS, cutediff
 
 pytestmark = pytest.mark.slow
 
-SWEEP = ["sweep", "4.5.1", "4.5.3", "4.8.0", *PINS, "--kernel", "fa4-fwd", "--arch", "sm_100a,sm_103a",
-         "--param", "hdim=64,128", "--param", "varlen=true", "--param", "causal=true",
-         "--kernel-filter", "Forward"]
+SWEEP = [
+    "sweep",
+    "4.5.1",
+    "4.5.3",
+    "4.8.0",
+    *PINS,
+    "--kernel",
+    "fa4-fwd",
+    "--arch",
+    "sm_100a,sm_103a",
+    "--param",
+    "hdim=64,128",
+    "--param",
+    "varlen=true",
+    "--param",
+    "causal=true",
+    "--kernel-filter",
+    "Forward",
+]
 
 
 @pytest.fixture(scope="module")
 def dask_sweep(compile_cache, tmp_path_factory):
     out = tmp_path_factory.mktemp("sweep")
-    proc = cutediff([*SWEEP, "--executor", "dask", "--jobs", "2", "--fresh", "--json", str(out / "s.json"),
-                     "--html", str(out / "s.html")], compile_cache)
+    proc = cutediff(
+        [
+            *SWEEP,
+            "--executor",
+            "dask",
+            "--jobs",
+            "2",
+            "--fresh",
+            "--json",
+            str(out / "s.json"),
+            "--html",
+            str(out / "s.html"),
+        ],
+        compile_cache,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads((out / "s.json").read_text()), proc, out
 
@@ -80,10 +108,13 @@ def test_existing_scheduler(dask_sweep, compile_cache, monkeypatch):
     from distributed import LocalCluster
 
     monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(compile_cache))  # the workers inherit it
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=logging.ERROR) as cluster:
-        proc = cutediff([*SWEEP, "--executor", "dask", "--scheduler", cluster.scheduler_address, "--fresh",
-                         "--json", "-"], compile_cache)
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+    ) as cluster:
+        proc = cutediff(
+            [*SWEEP, "--executor", "dask", "--scheduler", cluster.scheduler_address, "--fresh", "--json", "-"],
+            compile_cache,
+        )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout)
     assert res["executor"]["address"] == cluster.scheduler_address and not res["executor"]["local_cluster"]
@@ -96,8 +127,25 @@ def test_a_cell_that_cannot_build_is_reported_and_the_rest_kept(compile_cache):
     from cutediff_tui.core.paths import project_root
 
     recipe = str(project_root() / "samples" / "recipes" / "elementwise_add.py")
-    proc = cutediff(["sweep", "4.1.0", "4.5.1", "--kernel", recipe, "--arch", "sm_90a", "--param", "vec=2,4",
-                     "--figure", "registers", "--json", "-", "--fresh"], compile_cache)
+    proc = cutediff(
+        [
+            "sweep",
+            "4.1.0",
+            "4.5.1",
+            "--kernel",
+            recipe,
+            "--arch",
+            "sm_90a",
+            "--param",
+            "vec=2,4",
+            "--figure",
+            "registers",
+            "--json",
+            "-",
+            "--fresh",
+        ],
+        compile_cache,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout)
     failed = [c for c in res["cells"] if c["status"] != "ok"]
@@ -126,9 +174,29 @@ def test_dask_workers_build_environments_from_a_shared_wheelhouse(compile_cache,
         assert proc.returncode == 0, proc.stderr[-3000:]
     worker_cache = tmp_path / "worker-cache"  # empty: nothing to reuse
     recipe = str(project_root() / "samples" / "recipes" / "elementwise_add.py")
-    proc = cutediff(["sweep", "4.5.1", "--kernel", recipe, "--arch", "sm_90a", "--param", "vec=2,4",
-                     "--executor", "dask", "--jobs", "2", "--wheelhouse", str(wh), "--figure", "registers",
-                     "--json", "-"], worker_cache)
+    proc = cutediff(
+        [
+            "sweep",
+            "4.5.1",
+            "--kernel",
+            recipe,
+            "--arch",
+            "sm_90a",
+            "--param",
+            "vec=2,4",
+            "--executor",
+            "dask",
+            "--jobs",
+            "2",
+            "--wheelhouse",
+            str(wh),
+            "--figure",
+            "registers",
+            "--json",
+            "-",
+        ],
+        worker_cache,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout)
     assert res["executor"]["kind"] == "dask" and all(c["status"] == "ok" for c in res["cells"])

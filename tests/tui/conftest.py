@@ -50,8 +50,8 @@ def _isolated_settings(tmp_path_factory, monkeypatch):
 
 def _raw_metrics(version: str) -> dict:
     from cutediff_tui.core.analysis import classes, spills
-    from cutediff_tui.core.analysis_pipeline import kernel_texts, load_listing
     from cutediff_tui.core.analysis.resource_usage import parse_resource_usage
+    from cutediff_tui.core.analysis_pipeline import kernel_texts, load_listing
 
     kdir = RAW / f"fa4-fwd-sm103a-{version}"
     m: dict = {"files": {"dir": str(kdir), "lineinfo_dir": str(RAW / f"fa4-fwd-sm103a-{version}-lineinfo")}}
@@ -59,28 +59,64 @@ def _raw_metrics(version: str) -> dict:
     res = next(iter(parse_resource_usage(kernel_texts(kdir / "kernel.cubin", None)["res"]).values()))
     st, ld = spills.spill_bytes(func)
     ops = classes.count_opcodes(func)
-    m.update(symbol=func.name, registers=res.registers, stack_bytes=res.stack, shared_bytes=res.shared,
-             local_bytes=res.local, spill_store_bytes=st, spill_load_bytes=ld, opcodes=ops,
-             instruction_classes=classes.count_classes(func), instructions=len(func.instrs),
-             stl=ops.get("STL", 0), ldl=ops.get("LDL", 0), remarks=[], spill_sites=[],
-             ptx={"version": "9.4", "target": "sm_103a", "toolchain": "CUDA 13.4"})
+    m.update(
+        symbol=func.name,
+        registers=res.registers,
+        stack_bytes=res.stack,
+        shared_bytes=res.shared,
+        local_bytes=res.local,
+        spill_store_bytes=st,
+        spill_load_bytes=ld,
+        opcodes=ops,
+        instruction_classes=classes.count_classes(func),
+        instructions=len(func.instrs),
+        stl=ops.get("STL", 0),
+        ldl=ops.get("LDL", 0),
+        remarks=[],
+        spill_sites=[],
+        ptx={"version": "9.4", "target": "sm_103a", "toolchain": "CUDA 13.4"},
+    )
     return m
 
 
 def _raw_comparison() -> dict:
     a, b = _raw_metrics("4.5.1"), _raw_metrics("4.8.0")
-    side = lambda v: {"label": v, "dsl": v, "pins": [], "versions": {}, "error": None, "from_cache": True,  # noqa: E731
-                      "compile_seconds": None, "shims": [], "env": None}
-    cls = {k: [a["instruction_classes"].get(k, 0), b["instruction_classes"].get(k, 0),
-               b["instruction_classes"].get(k, 0) - a["instruction_classes"].get(k, 0)]
-           for k in set(a["instruction_classes"]) | set(b["instruction_classes"])}
+    side = lambda v: {
+        "label": v,
+        "dsl": v,
+        "pins": [],
+        "versions": {},
+        "error": None,
+        "from_cache": True,  # noqa: E731
+        "compile_seconds": None,
+        "shims": [],
+        "env": None,
+    }
+    cls = {
+        k: [
+            a["instruction_classes"].get(k, 0),
+            b["instruction_classes"].get(k, 0),
+            b["instruction_classes"].get(k, 0) - a["instruction_classes"].get(k, 0),
+        ]
+        for k in set(a["instruction_classes"]) | set(b["instruction_classes"])
+    }
     return {
-        "schema": "cutediff.comparison/1", "recipe": {"name": "fa4-fwd", "params": {}}, "arch": "sm_103a",
+        "schema": "cutediff.comparison/1",
+        "recipe": {"name": "fa4-fwd", "params": {}},
+        "arch": "sm_103a",
         "profile": {"name": "b300", "arch": "sm_103a", "num_sms": 148},
         "sides": {"a": side("4.5.1"), "b": side("4.8.0")},
-        "kernels": [{"name": "FlashAttentionForwardSm100", "symbol": {"a": a["symbol"], "b": b["symbol"]},
-                     "a": a, "b": b, "deltas": {"instruction_classes": cls}}],
-        "crosscheck": None, "host": {},
+        "kernels": [
+            {
+                "name": "FlashAttentionForwardSm100",
+                "symbol": {"a": a["symbol"], "b": b["symbol"]},
+                "a": a,
+                "b": b,
+                "deltas": {"instruction_classes": cls},
+            }
+        ],
+        "crosscheck": None,
+        "host": {},
     }
 
 
@@ -105,7 +141,7 @@ def comparison(sample_comparison) -> dict:
 
 
 def has_sample() -> bool:
-    from cutediff_tui.samples import sample_dirs, SAMPLE_NAME
+    from cutediff_tui.samples import SAMPLE_NAME, sample_dirs
 
     return any((d / SAMPLE_NAME / "comparison.json").is_file() for d in sample_dirs())
 

@@ -223,7 +223,7 @@ async def test_compare_dialog_offline_versions(make_app, monkeypatch):
         return ["4.7.0"]
 
     monkeypatch.setattr(toolchain, "published_versions", offline)
-    monkeypatch.setattr(toolchain, "list_envs", lambda: [])
+    monkeypatch.setattr(toolchain, "list_envs", list)
     app = make_app(versions=None, installed=None)
     async with app.run_test(size=(120, 36)) as pilot:
         await open_fa4(pilot)
@@ -315,8 +315,15 @@ async def test_palette_provider_commands(make_app):
         await open_fa4(pilot)
         provider = CutediffCommands(app.screen)
         names = [hit.text for hit in [h async for h in provider.discover()]]
-        for name in ("view: next spill site", "view: SASS", "export: report as Markdown", "compare: new",
-                     "theme: dark", "theme: light", "theme: high-contrast"):
+        for name in (
+            "view: next spill site",
+            "view: SASS",
+            "export: report as Markdown",
+            "compare: new",
+            "theme: dark",
+            "theme: light",
+            "theme: high-contrast",
+        ):
             assert name in names
         assert all(": " in n for n in names)
         hits = [h async for h in provider.search("next spill")]
@@ -412,9 +419,23 @@ async def test_crosscheck_runs_in_worker_and_shows_matrix(make_app, monkeypatch)
     def fake_crosscheck(comparison, opts, progress):
         seen["versions"] = opts.crosscheck
         seen["arch"] = opts.profile.arch
-        return {FA4: {"matrix": [{"side": "B (4.8.0)", "ptxas_version": "13.0", "ptx_version": "9.4",
-                                  "registers": 128, "stack": 48, "spill_stores": 120, "spill_loads": 100,
-                                  "error": None, "rewritten_from": "9.4"}]}}
+        return {
+            FA4: {
+                "matrix": [
+                    {
+                        "side": "B (4.8.0)",
+                        "ptxas_version": "13.0",
+                        "ptx_version": "9.4",
+                        "registers": 128,
+                        "stack": 48,
+                        "spill_stores": 120,
+                        "spill_loads": 100,
+                        "error": None,
+                        "rewritten_from": "9.4",
+                    }
+                ]
+            }
+        }
 
     monkeypatch.setattr(analysis_pipeline, "run_crosscheck", fake_crosscheck)
     app = make_app()

@@ -61,8 +61,17 @@ async def test_live_events_update_the_table(make_app):
         rng = random.Random(0)
         for r in range(4):
             for side, base in (("a", 1.00), ("b", 1.05)):
-                screen.post_message(BenchEvent({"event": "samples", "side": side, "shape": "8192x32h/4", "round": r,
-                                                "ms": [base + rng.gauss(0, 0.002) for _ in range(20)]}))
+                screen.post_message(
+                    BenchEvent(
+                        {
+                            "event": "samples",
+                            "side": side,
+                            "shape": "8192x32h/4",
+                            "round": r,
+                            "ms": [base + rng.gauss(0, 0.002) for _ in range(20)],
+                        }
+                    )
+                )
         await settle(pilot)
         (row,) = screen.state.rows()
         assert row["verdict"] == "SLOWER" and 1.04 < row["ratio"] < 1.06

@@ -19,10 +19,17 @@ from cutediff_tui.ui.model import (
 
 
 def tiny_model() -> PaneModel:
-    a = [CodeLine("IADD3 R1, R2, R3", addr=0x0), CodeLine("MOV R4, R5", addr=0x10),
-         CodeLine("EXIT", addr=0x20, file="k.py", line=7)]
-    b = [CodeLine("IADD3 R1, R2, R3", addr=0x0), CodeLine("STL [R1+0x4], R2", addr=0x10, spill=True, opcode="STL"),
-         CodeLine("MOV R6, R7", addr=0x20), CodeLine("EXIT", addr=0x30, file="k.py", line=7)]
+    a = [
+        CodeLine("IADD3 R1, R2, R3", addr=0x0),
+        CodeLine("MOV R4, R5", addr=0x10),
+        CodeLine("EXIT", addr=0x20, file="k.py", line=7),
+    ]
+    b = [
+        CodeLine("IADD3 R1, R2, R3", addr=0x0),
+        CodeLine("STL [R1+0x4], R2", addr=0x10, spill=True, opcode="STL"),
+        CodeLine("MOV R6, R7", addr=0x20),
+        CodeLine("EXIT", addr=0x30, file="k.py", line=7),
+    ]
     rows = [Row("same", 0, 0), Row("inserted", None, 1), Row("regalloc", 1, 2), Row("same", 2, 3)]
     hunks = [RowHunk(1, 2, "inserted", "+1 STL"), RowHunk(2, 3, "regalloc")]
     return PaneModel("sass", "sass", SideLines(a), SideLines(b), rows, hunks, 85.7)
@@ -59,7 +66,11 @@ def test_model_pressure_buckets():
 def test_align_lines():
     rows, hunks, pct = align_lines(["a", "b", "c"], ["a", "x", "c", "d"])
     assert [(r.kind, r.a, r.b) for r in rows] == [
-        ("same", 0, 0), ("changed", 1, 1), ("same", 2, 2), ("inserted", None, 3)]
+        ("same", 0, 0),
+        ("changed", 1, 1),
+        ("same", 2, 2),
+        ("inserted", None, 3),
+    ]
     assert [(h.start, h.end) for h in hunks] == [(1, 2), (3, 4)]
     assert pct == pytest.approx(100 * 2 * 2 / 7, abs=0.01)
 
@@ -70,16 +81,19 @@ def test_normalise_registers():
     assert normalise_registers("R12", "text") == "R12"
 
 
-@pytest.mark.parametrize(("text", "kind", "value"), [
-    ("0x6630", "addr", 0x6630),
-    ("6630", "addr", 0x6630),
-    ("/*0a10*/", "addr", 0xA10),
-    ("925", "line", 925),
-    ("L925", "line", 925),
-    ("mask.py:680", "line", 680),
-    (".L_x_12", "label", ".L_x_12"),
-    ("$L__BB0_2", "label", "$L__BB0_2"),
-])
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("0x6630", "addr", 0x6630),
+        ("6630", "addr", 0x6630),
+        ("/*0a10*/", "addr", 0xA10),
+        ("925", "line", 925),
+        ("L925", "line", 925),
+        ("mask.py:680", "line", 680),
+        (".L_x_12", "label", ".L_x_12"),
+        ("$L__BB0_2", "label", "$L__BB0_2"),
+    ],
+)
 def test_parse_jump(text, kind, value):
     j = parse_jump(text)
     assert j is not None and j.kind == kind
@@ -103,7 +117,10 @@ def test_themes_define_domain_variables():
         missing = {"diff-added", "diff-removed", "spill", "regression", "improvement"} - set(theme.variables)
         assert not missing, (theme.name, missing)
         assert set(theme.variables) <= set(DOMAIN_DEFAULTS) | {
-            "footer-key-foreground", "block-cursor-background", "block-cursor-foreground"}
+            "footer-key-foreground",
+            "block-cursor-background",
+            "block-cursor-foreground",
+        }
 
 
 def test_bad_theme_file_is_skipped(tmp_path):

@@ -73,7 +73,10 @@ def test_sass_lowercase_modifier_opcode(sass):
 
 def test_ptx_directives_and_types(ptx):
     assert tokens(ptx, ".reg .b32 %r<5311>;")[:3] == [
-        (Keyword.Declaration, ".reg"), (Keyword.Type, ".b32"), (Name.Variable, "%r")]
+        (Keyword.Declaration, ".reg"),
+        (Keyword.Type, ".b32"),
+        (Name.Variable, "%r"),
+    ]
     k = kinds(ptx, "\t.loc\t1 797 0")
     assert k[".loc"] == Keyword.Declaration and k["797"] == Number.Integer
     k = kinds(ptx, ".visible .entry kern(")

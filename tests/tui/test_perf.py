@@ -14,10 +14,22 @@ N = 100_000
 
 
 def big_model() -> PaneModel:
-    ops = ["IADD3 R{0}, PT, PT, R{1}, 0x{0:x}, RZ", "LDG.E R{0}, desc[UR4][R{1}.64]", "FFMA2 R{0}, R{1}, R2, R3",
-           "STL [R1+0x{0:x}], R{1}"]
-    a = [CodeLine(ops[i % 4].format(i % 200, (i * 7) % 200), addr=16 * i, spill=i % 4 == 3, live=i % 160,
-                  opcode=ops[i % 4].split()[0]) for i in range(N)]
+    ops = [
+        "IADD3 R{0}, PT, PT, R{1}, 0x{0:x}, RZ",
+        "LDG.E R{0}, desc[UR4][R{1}.64]",
+        "FFMA2 R{0}, R{1}, R2, R3",
+        "STL [R1+0x{0:x}], R{1}",
+    ]
+    a = [
+        CodeLine(
+            ops[i % 4].format(i % 200, (i * 7) % 200),
+            addr=16 * i,
+            spill=i % 4 == 3,
+            live=i % 160,
+            opcode=ops[i % 4].split()[0],
+        )
+        for i in range(N)
+    ]
     b = list(a)
     rows = [Row("same" if i % 50 else "regalloc", i, i) for i in range(N)]
     hunks = [RowHunk(i, i + 1, "regalloc") for i in range(0, N, 50)]

@@ -22,24 +22,50 @@ def make_result() -> dict:
         for i, (arch, hdim) in enumerate(PLACES):
             spill = SPILLS[side][i]
             kernel = "FlashAttentionForwardSm90" if arch == "sm_90a" else "FlashAttentionForwardSm100"
-            figures = {"registers": 160 + 8 * i + t, "stack_bytes": spill or 0, "spill_store_bytes": spill or 0,
-                       "spill_load_bytes": spill or 0, "stl": (spill or 0) // 16, "ldl": (spill or 0) // 16,
-                       "instructions": 5000 + hdim, "mufu": 398, "UTCHMMA": 64 if arch == "sm_100a" else 0, "MUFU": 398}
+            figures = {
+                "registers": 160 + 8 * i + t,
+                "stack_bytes": spill or 0,
+                "spill_store_bytes": spill or 0,
+                "spill_load_bytes": spill or 0,
+                "stl": (spill or 0) // 16,
+                "ldl": (spill or 0) // 16,
+                "instructions": 5000 + hdim,
+                "mufu": 398,
+                "UTCHMMA": 64 if arch == "sm_100a" else 0,
+                "MUFU": 398,
+            }
             failed = spill is None
-            cells.append({
-                "key": f"{side}-{arch}-{hdim}", "side": side, "toolchain": f"{side} [flash-attn-4==4.0.0b16]",
-                "dsl": side, "arch": arch, "gpu": "h100" if arch == "sm_90a" else "b200", "params": {"hdim": hdim},
-                "axis": {"arch": arch, "hdim": hdim}, "host": "worker-1", "status": "failed" if failed else "ok",
-                "why": f"DSL {side} cannot build for {arch}: the tcgen05 ops are missing." if failed else None,
-                "kernels": [] if failed else [{"name": kernel, "symbol": f"kernel_{kernel}_0", "figures": figures}],
-                "seconds": 12.3 + i, "from_cache": i == 0,
-            })
-    return {"schema": "cutediff.sweep/1", "command": "cutediff sweep 4.5.1 4.6.3 4.8.0 --kernel fa4-fwd",
-            "recipe": {"name": "fa4-fwd"}, "figure": "spill_store_bytes", "kernel_filter": None,
-            "axes": {"arch": ["sm_90a", "sm_100a"], "hdim": [64, 128]}, "toolchains": TOOLCHAINS,
-            "executor": {"kind": "dask", "workers": 2, "address": "tcp://10.0.0.5:8786"},
-            "created": "2026-12-02T20:00:00+0000", "cells": cells,
-            "timing": {"wall_seconds": 80.1, "cells": 12, "resumed": 0, "cached_builds": 3}}
+            cells.append(
+                {
+                    "key": f"{side}-{arch}-{hdim}",
+                    "side": side,
+                    "toolchain": f"{side} [flash-attn-4==4.0.0b16]",
+                    "dsl": side,
+                    "arch": arch,
+                    "gpu": "h100" if arch == "sm_90a" else "b200",
+                    "params": {"hdim": hdim},
+                    "axis": {"arch": arch, "hdim": hdim},
+                    "host": "worker-1",
+                    "status": "failed" if failed else "ok",
+                    "why": f"DSL {side} cannot build for {arch}: the tcgen05 ops are missing." if failed else None,
+                    "kernels": [] if failed else [{"name": kernel, "symbol": f"kernel_{kernel}_0", "figures": figures}],
+                    "seconds": 12.3 + i,
+                    "from_cache": i == 0,
+                }
+            )
+    return {
+        "schema": "cutediff.sweep/1",
+        "command": "cutediff sweep 4.5.1 4.6.3 4.8.0 --kernel fa4-fwd",
+        "recipe": {"name": "fa4-fwd"},
+        "figure": "spill_store_bytes",
+        "kernel_filter": None,
+        "axes": {"arch": ["sm_90a", "sm_100a"], "hdim": [64, 128]},
+        "toolchains": TOOLCHAINS,
+        "executor": {"kind": "dask", "workers": 2, "address": "tcp://10.0.0.5:8786"},
+        "created": "2026-12-02T20:00:00+0000",
+        "cells": cells,
+        "timing": {"wall_seconds": 80.1, "cells": 12, "resumed": 0, "cached_builds": 3},
+    }
 
 
 def _static(screen: SweepScreen, ident: str) -> str:
@@ -63,7 +89,10 @@ async def test_opens_with_values_and_header():
         lines = screen.text().splitlines()
         assert [line.split()[0] for line in lines] == TOOLCHAINS
         assert [line.split()[-4:] for line in lines] == [
-            ["0", "0", "0", "0"], ["0", "64", "128", "—"], ["0", "176", "352", "1024"]]
+            ["0", "0", "0", "0"],
+            ["0", "64", "128", "—"],
+            ["0", "176", "352", "1024"],
+        ]
         head = _static(screen, "#sweep-head")
         assert "fa4-fwd" in head and "spill_store_bytes" in head and "dask · 2 workers" in head
         assert "12 cells in 80.1 s" in head and "1 failed" in head and "min 0" in head

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -18,22 +18,22 @@ from cutediff_tui.core.analysis.sass import parse_sass
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "raw"
 
 
-@lru_cache(maxsize=None)
+@cache
 def sass_text(side: str) -> str:
     return tools.disassemble(SAMPLES / f"fa4-fwd-sm103a-{side}" / "kernel.cubin")
 
 
-@lru_cache(maxsize=None)
+@cache
 def func(side: str):
     return parse_sass(sass_text(side)).main
 
 
-@lru_cache(maxsize=None)
+@cache
 def entry(side: str):
     return parse_ptx((SAMPLES / f"fa4-fwd-sm103a-{side}" / "kernel.ptx").read_text()).main
 
 
-@lru_cache(maxsize=None)
+@cache
 def pair():
     return align_sass(func("4.5.1"), func("4.8.0"))
 
@@ -111,6 +111,7 @@ def test_identical_listings():
 def _renamed(text: str) -> str:
     def reg(m: re.Match) -> str:
         return f"{m.group(1)}{(int(m.group(2)) * 7 + 3) % 251}"
+
     return re.sub(r"\b(R|UR)(\d+)\b", reg, text)
 
 
@@ -130,13 +131,32 @@ def _snip(lines: list[str]) -> str:
 
 
 def test_row_kinds_on_a_snippet():
-    block = ["IMAD R4, R5, R6, R7", "LOP3.LUT R8, R4, 0xff, RZ, 0xc0, !PT", "SHF.R.U32.HI R9, RZ, 0x5, R8",
-             "LEA R10, R9, R2, 0x2"]
+    block = [
+        "IMAD R4, R5, R6, R7",
+        "LOP3.LUT R8, R4, 0xff, RZ, 0xc0, !PT",
+        "SHF.R.U32.HI R9, RZ, 0x5, R8",
+        "LEA R10, R9, R2, 0x2",
+    ]
     tail = ["LDG.E R4, desc[UR4][R2.64]", "MUFU.EX2 R5, R4", "FMUL R6, R5, R5", "FFMA R6, R6, R5, R3"]
-    a = ["MOV R1, c[0x0][0x28]", "IADD3 R2, R1, 0x10, RZ", "FADD R3, R2, R1",
-         "ISETP.GT.AND P0, PT, R3, RZ, PT", *tail, *block, "EXIT"]
-    b = ["MOV R7, c[0x0][0x28]", "IADD3 R2, R7, 0x20, RZ", *block, "FADD R3, R2, R1",
-         "ISETP.GE.AND P0, PT, R3, RZ, PT", "STL [R1+0x4], R3", *tail, "EXIT"]
+    a = [
+        "MOV R1, c[0x0][0x28]",
+        "IADD3 R2, R1, 0x10, RZ",
+        "FADD R3, R2, R1",
+        "ISETP.GT.AND P0, PT, R3, RZ, PT",
+        *tail,
+        *block,
+        "EXIT",
+    ]
+    b = [
+        "MOV R7, c[0x0][0x28]",
+        "IADD3 R2, R7, 0x20, RZ",
+        *block,
+        "FADD R3, R2, R1",
+        "ISETP.GE.AND P0, PT, R3, RZ, PT",
+        "STL [R1+0x4], R3",
+        *tail,
+        "EXIT",
+    ]
     al = align_sass(parse_sass(_snip(a)).main, parse_sass(_snip(b)).main)
     check_invariants(al, len(a), len(b))
     kinds = {(r.a_index, r.b_index): r.kind for r in al.rows}
@@ -198,13 +218,16 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-@pytest.mark.parametrize("text, key", [
-    ("@!P0 BRA `(.L_x_12)", "BRA @!P `(.L_x_)"),
-    ("LDL.LU.64 R12, [R1+0x48]", "LDL.LU.64 R, [R+0x48]"),
-    ("UISETP.NE.U32.AND UP3, UPT, UR4, URZ, UPT", "UISETP.NE.U32.AND UP, UPT, UR, URZ, UPT"),
-    ("LOP3.LUT R8, R4, 0xff, RZ, 0xc0, !PT", "LOP3.LUT R, R, 0xff, RZ, 0xc0, !PT"),
-    ("BSSY.RECONVERGENT B0, `(.L_x_5)", "BSSY.RECONVERGENT B, `(.L_x_)"),
-])
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("@!P0 BRA `(.L_x_12)", "BRA @!P `(.L_x_)"),
+        ("LDL.LU.64 R12, [R1+0x48]", "LDL.LU.64 R, [R+0x48]"),
+        ("UISETP.NE.U32.AND UP3, UPT, UR4, URZ, UPT", "UISETP.NE.U32.AND UP, UPT, UR, URZ, UPT"),
+        ("LOP3.LUT R8, R4, 0xff, RZ, 0xc0, !PT", "LOP3.LUT R, R, 0xff, RZ, 0xc0, !PT"),
+        ("BSSY.RECONVERGENT B0, `(.L_x_5)", "BSSY.RECONVERGENT B, `(.L_x_)"),
+    ],
+)
 def test_sass_keys(text, key):
     (ins,) = parse_sass(_snip([text])).main.instrs
     _, k1, k2 = normalize_sass([ins])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -29,12 +29,12 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "raw"
 DELIBERATE_OTHER = {"NOP", "USETMAXREG", "UVIRTCOUNT"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def listing(side: str, line_info: bool = False):
     return parse_sass(tools.disassemble(SAMPLES / f"fa4-fwd-sm103a-{side}" / "kernel.cubin", line_info=line_info))
 
 
-@lru_cache(maxsize=None)
+@cache
 def ptx_entry(side: str):
     return parse_ptx((SAMPLES / f"fa4-fwd-sm103a-{side}" / "kernel.ptx").read_text()).main
 
@@ -55,32 +55,74 @@ def test_every_fa4_ptx_opcode_is_classified():
     assert {o.split(".")[0] for o in other} <= {"setmaxnreg"}
 
 
-@pytest.mark.parametrize("opcode, cls", [
-    ("UTCHMMA", "tensor_mma"), ("HGMMA.64x128x16.F32.BF16", "tensor_mma"), ("UTCBAR", "tensor_mma"),
-    ("MUFU.EX2", "mufu"), ("FFMA2", "fp32_packed"), ("FMNMX3", "fp32"), ("FSEL", "fp32"),
-    ("HFMA2", "fp16_bf16"), ("F2FP.BF16.F32.PACK_AB", "fp16_bf16"), ("IMAD.WIDE.U32", "integer"),
-    ("IMAD.MOV.U32", "moves"), ("MOV.SPILL", "moves"), ("R2UR.FILL", "moves"), ("UIADD3.X", "uniform"),
-    ("UFOO", "uniform"), ("LDG.E.128", "global"), ("STS.128", "shared"), ("UTMALDG.3D", "tma"),
-    ("LDTM.x16", "tensor_memory"), ("UTCATOMSWS.AND", "tensor_memory"), ("LDL.LU.64", "local"),
-    ("STL", "local"), ("SYNCS.PHASECHK.TRANS64.TRYWAIT", "sync"), ("BAR.SYNC.DEFER_BLOCKING", "sync"),
-    ("BRA.U.ANY", "control"), ("BSSY.RECONVERGENT", "control"), ("I2F.RP", "conversion"),
-    ("LDCU.64", "constant"), ("SHFL.IDX", "warp"), ("NOP", "other"), ("WHATEVER", "other"),
-])
+@pytest.mark.parametrize(
+    "opcode, cls",
+    [
+        ("UTCHMMA", "tensor_mma"),
+        ("HGMMA.64x128x16.F32.BF16", "tensor_mma"),
+        ("UTCBAR", "tensor_mma"),
+        ("MUFU.EX2", "mufu"),
+        ("FFMA2", "fp32_packed"),
+        ("FMNMX3", "fp32"),
+        ("FSEL", "fp32"),
+        ("HFMA2", "fp16_bf16"),
+        ("F2FP.BF16.F32.PACK_AB", "fp16_bf16"),
+        ("IMAD.WIDE.U32", "integer"),
+        ("IMAD.MOV.U32", "moves"),
+        ("MOV.SPILL", "moves"),
+        ("R2UR.FILL", "moves"),
+        ("UIADD3.X", "uniform"),
+        ("UFOO", "uniform"),
+        ("LDG.E.128", "global"),
+        ("STS.128", "shared"),
+        ("UTMALDG.3D", "tma"),
+        ("LDTM.x16", "tensor_memory"),
+        ("UTCATOMSWS.AND", "tensor_memory"),
+        ("LDL.LU.64", "local"),
+        ("STL", "local"),
+        ("SYNCS.PHASECHK.TRANS64.TRYWAIT", "sync"),
+        ("BAR.SYNC.DEFER_BLOCKING", "sync"),
+        ("BRA.U.ANY", "control"),
+        ("BSSY.RECONVERGENT", "control"),
+        ("I2F.RP", "conversion"),
+        ("LDCU.64", "constant"),
+        ("SHFL.IDX", "warp"),
+        ("NOP", "other"),
+        ("WHATEVER", "other"),
+    ],
+)
 def test_sass_classes(opcode, cls):
     assert classify_sass(opcode) == cls
 
 
-@pytest.mark.parametrize("opcode, cls", [
-    ("tcgen05.mma.cta_group::1.kind::f16", "tensor_mma"), ("ex2.approx.ftz.f32", "mufu"),
-    ("add.rn.f32x2", "fp32_packed"), ("fma.rn.f32", "fp32"), ("add.s32", "integer"),
-    ("setp.neu.f32", "fp32"), ("selp.b32", "integer"), ("add.rn.bf16x2", "fp16_bf16"),
-    ("ld.global.b32", "global"), ("ld.shared.v4.b32", "shared"), ("ld.param.b64", "constant"),
-    ("st.local.b32", "local"), ("ld.v4.b32", "global"), ("tcgen05.wait::st.sync.aligned", "tensor_memory"),
-    ("cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes", "tma"),
-    ("prefetch.tensormap", "tma"), ("mbarrier.try_wait.parity.shared::cta.b64", "sync"),
-    ("mov.b32", "moves"), ("cvt.rn.bf16x2.f32", "conversion"), ("shfl.sync.idx.b32", "warp"),
-    ("bra.uni", "control"), ("rcp.rn.f32", "fp32"), ("fma.rn.f64", "fp64"),
-])
+@pytest.mark.parametrize(
+    "opcode, cls",
+    [
+        ("tcgen05.mma.cta_group::1.kind::f16", "tensor_mma"),
+        ("ex2.approx.ftz.f32", "mufu"),
+        ("add.rn.f32x2", "fp32_packed"),
+        ("fma.rn.f32", "fp32"),
+        ("add.s32", "integer"),
+        ("setp.neu.f32", "fp32"),
+        ("selp.b32", "integer"),
+        ("add.rn.bf16x2", "fp16_bf16"),
+        ("ld.global.b32", "global"),
+        ("ld.shared.v4.b32", "shared"),
+        ("ld.param.b64", "constant"),
+        ("st.local.b32", "local"),
+        ("ld.v4.b32", "global"),
+        ("tcgen05.wait::st.sync.aligned", "tensor_memory"),
+        ("cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes", "tma"),
+        ("prefetch.tensormap", "tma"),
+        ("mbarrier.try_wait.parity.shared::cta.b64", "sync"),
+        ("mov.b32", "moves"),
+        ("cvt.rn.bf16x2.f32", "conversion"),
+        ("shfl.sync.idx.b32", "warp"),
+        ("bra.uni", "control"),
+        ("rcp.rn.f32", "fp32"),
+        ("fma.rn.f64", "fp64"),
+    ],
+)
 def test_ptx_classes(opcode, cls):
     assert classify_ptx(opcode) == cls
 
@@ -105,7 +147,7 @@ def test_delta():
     d = delta({"STL": 0, "MUFU": 398, "X": 1}, {"STL": 44, "MUFU": 398, "Y": 2})
     assert d["STL"] == (0, 44, 44) and d["MUFU"] == (398, 398, 0)
     assert d["X"] == (1, 0, -1) and d["Y"] == (0, 2, 2)
-    assert list(d)[0] == "STL"
+    assert next(iter(d)) == "STL"
     big = delta(count_opcodes(listing("4.5.1")), count_opcodes(listing("4.8.0")))
     assert big["STL"] == (0, 44, 44) and big["LDL"] == (0, 33, 33)
 

@@ -71,8 +71,12 @@ def test_real_matrix_on_the_samples(tmp_path_factory):
     ptx = {side: (SAMPLES / f"fa4-fwd-sm103a-{side}" / "kernel.ptx").read_text() for side in ("4.5.1", "4.8.0")}
     cc = crosscheck(ptx, ["13.0", "13.4"], "sm_103a", cache, allow_rewrite=True)
     figures = {(c.side, c.ptxas_version): (c.spill_stores, c.spill_loads) for c in cc.matrix}
-    assert figures == {("4.5.1", "13.0"): (0, 0), ("4.5.1", "13.4"): (0, 0),
-                       ("4.8.0", "13.0"): (120, 100), ("4.8.0", "13.4"): (176, 176)}
+    assert figures == {
+        ("4.5.1", "13.0"): (0, 0),
+        ("4.5.1", "13.4"): (0, 0),
+        ("4.8.0", "13.0"): (120, 100),
+        ("4.8.0", "13.4"): (176, 176),
+    }
     c = cc.cell("4.8.0", "13.0")
     assert c.rewritten_from == "9.4" and c.registers == 128 and c.stack == 48
     assert cc.cell("4.8.0", "13.4").rewritten_from is None and cc.cell("4.8.0", "13.4").stack == 112

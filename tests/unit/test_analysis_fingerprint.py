@@ -17,12 +17,15 @@ def cubin(side: str) -> bytes:
     return (SAMPLES / f"fa4-fwd-sm103a-{side}" / "kernel.cubin").read_bytes()
 
 
-@pytest.mark.parametrize("side, version, lineinfo", [
-    ("4.5.1", "13.1.66", False),
-    ("4.8.0", "13.4.59", False),
-    ("4.5.1-lineinfo", "13.1.66", True),
-    ("4.8.0-lineinfo", "13.4.59", True),
-])
+@pytest.mark.parametrize(
+    "side, version, lineinfo",
+    [
+        ("4.5.1", "13.1.66", False),
+        ("4.8.0", "13.4.59", False),
+        ("4.5.1-lineinfo", "13.1.66", True),
+        ("4.8.0-lineinfo", "13.4.59", True),
+    ],
+)
 def test_cubin_toolchain(side, version, lineinfo):
     data = cubin(side)
     assert cubin_arch(data) == "sm_103a"
@@ -76,11 +79,14 @@ def test_sections():
     assert any(n.startswith(".text.kernel_cutlass") for n in secs)
 
 
-@pytest.mark.parametrize("blob, match", [
-    (b"", "empty"),
-    (b"//\n.version 9.4\n", "no ELF header"),
-    (b"\x7fELF\x02\x01\x01\x00" + bytes(8) + struct.pack("<HH", 2, 62) + bytes(44), "EM_CUDA"),
-])
+@pytest.mark.parametrize(
+    "blob, match",
+    [
+        (b"", "empty"),
+        (b"//\n.version 9.4\n", "no ELF header"),
+        (b"\x7fELF\x02\x01\x01\x00" + bytes(8) + struct.pack("<HH", 2, 62) + bytes(44), "EM_CUDA"),
+    ],
+)
 def test_not_a_cubin(blob, match):
     with pytest.raises(CutediffError, match=match):
         cubin_arch(blob)

@@ -73,7 +73,13 @@ def test_two_runs_concatenated_keep_last_and_all():
 def test_wrapped_remark_log():
     (f,) = parse_ptxas_v(REMARK).values()
     assert (f.name, f.arch, f.registers, f.spill_stores, f.spill_loads, f.stack_frame) == (
-        NAME, "sm_103a", 128, 176, 176, 112)
+        NAME,
+        "sm_103a",
+        128,
+        176,
+        176,
+        112,
+    )
 
 
 def test_device_function_and_cmem():

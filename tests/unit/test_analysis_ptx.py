@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -15,20 +15,23 @@ from cutediff_tui.core.errors import CutediffError
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "raw"
 
 
-@lru_cache(maxsize=None)
+@cache
 def ptx_text(side: str) -> str:
     return (SAMPLES / f"fa4-fwd-sm103a-{side}" / "kernel.ptx").read_text()
 
 
-@lru_cache(maxsize=None)
+@cache
 def module(side: str):
     return parse_ptx(ptx_text(side))
 
 
-@pytest.mark.parametrize("side, version, release, build, nvvm", [
-    ("4.5.1", "9.1", "13.1", "13.1.66", "21.0.0"),
-    ("4.8.0", "9.4", "13.4", "13.4.59", "23.0.0"),
-])
+@pytest.mark.parametrize(
+    "side, version, release, build, nvvm",
+    [
+        ("4.5.1", "9.1", "13.1", "13.1.66", "21.0.0"),
+        ("4.8.0", "9.4", "13.4", "13.4.59", "23.0.0"),
+    ],
+)
 def test_header(side, version, release, build, nvvm):
     m = module(side)
     assert (m.version, m.target, m.address_size) == (version, "sm_103a", 64)
@@ -159,8 +162,17 @@ def test_snippet_module():
     assert k.reg_decls == {"pred": 3, "b32": 2}
     assert k.directives == [".maxntid 128, 1, 1"]
     ops = [i.opcode for i in k.instrs]
-    assert ops == ["mov.u32", "mov.u32", "setp.ne.s32", "bra", "st.shared.v2.f32",
-                   "mbarrier.try_wait.parity.shared::cta.b64", "bra", "bra", "ret"]
+    assert ops == [
+        "mov.u32",
+        "mov.u32",
+        "setp.ne.s32",
+        "bra",
+        "st.shared.v2.f32",
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "bra",
+        "bra",
+        "ret",
+    ]
     setp = k.instrs[2]
     assert setp.operands == "%p1, %r1, 0" and setp.line_no == 30
     bra = k.instrs[3]
@@ -176,10 +188,13 @@ def test_empty_ptx_is_a_clear_error(text):
         parse_ptx(text)
 
 
-@pytest.mark.parametrize("text", [
-    "ptxas info    : Used 128 registers, used 16 barriers\nhello world\n",
-    "\t.target\tsm_103a\n\n\t.elftype\t@\"ET_EXEC\"\n        /*0000*/                   LDC R1, c[0x0][0x37c] ;\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ptxas info    : Used 128 registers, used 16 barriers\nhello world\n",
+        '\t.target\tsm_103a\n\n\t.elftype\t@"ET_EXEC"\n        /*0000*/                   LDC R1, c[0x0][0x37c] ;\n',
+    ],
+)
 def test_foreign_text_is_a_clear_error(text):
     with pytest.raises(CutediffError, match="not PTX"):
         parse_ptx(text)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from cutediff_tui.core.analysis import tools
@@ -21,7 +21,7 @@ from cutediff_tui.core.analysis.spills import (
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "raw"
 
 
-@lru_cache(maxsize=None)
+@cache
 def listing(side: str, mode: str = "c"):
     cubin = SAMPLES / f"fa4-fwd-sm103a-{side}" / "kernel.cubin"
     return parse_sass(tools.disassemble(cubin, line_info=(mode == "g"), live_ranges=(mode == "lrm")))
@@ -31,8 +31,7 @@ def test_spill_bytes_from_widths():
     assert spill_bytes(listing("4.8.0").main) == (176, 176)  # = ptxas -v spill stores / loads
     assert spill_bytes(listing("4.5.1").main) == (0, 0)
     loads = [s for s in spill_sites(listing("4.8.0").main) if s.kind == "load"]
-    assert Counter((s.opcode, s.width_bytes) for s in loads) == {
-        ("LDL", 4): 13, ("LDL.LU", 4): 9, ("LDL.LU.64", 8): 11}
+    assert Counter((s.opcode, s.width_bytes) for s in loads) == {("LDL", 4): 13, ("LDL.LU", 4): 9, ("LDL.LU.64", 8): 11}
 
 
 def test_spill_sites_with_line_info():
@@ -108,7 +107,10 @@ def test_nested_loops():
     f = parse_sass(LOOPS).main
     sites = spill_sites(f)
     assert [(s.opcode, s.kind, s.width_bytes, s.slot) for s in sites] == [
-        ("STL.64", "store", 8, "R1+0x8"), ("LDL.U16", "load", 2, "R1+0x8"), ("STL.S8", "store", 1, "R1+0x10")]
+        ("STL.64", "store", 8, "R1+0x8"),
+        ("LDL.U16", "load", 2, "R1+0x8"),
+        ("STL.S8", "store", 1, "R1+0x10"),
+    ]
     inner, outer, after = (s.loop for s in sites)
     assert (inner.head_addr, inner.end_addr, inner.depth) == (0x20, 0x50, 2)
     assert (outer.head_addr, outer.end_addr, outer.depth) == (0x10, 0x90, 1)
@@ -132,9 +134,11 @@ def test_out_of_line_retry_block_is_not_a_loop_of_its_own():
 
 
 def test_access_width_defaults():
-    f = parse_sass("        /*0000*/                   STL.128 [R1], R4 ;\n"
-                   "        /*0010*/                   LDL.S16 R4, [R1] ;\n"
-                   "        /*0020*/                   LDL R4, [R1] ;\n").main
+    f = parse_sass(
+        "        /*0000*/                   STL.128 [R1], R4 ;\n"
+        "        /*0010*/                   LDL.S16 R4, [R1] ;\n"
+        "        /*0020*/                   LDL R4, [R1] ;\n"
+    ).main
     assert [access_width(i) for i in f.instrs] == [16, 2, 4]
 
 
@@ -147,15 +151,18 @@ def test_pressure_from_live_counts():
     assert lrm.instrs[gpr.index].addr == gpr.addr
     curve = pressure_curve(lrm, buckets=200)
     assert len(curve) == 200 and max(curve) == gpr.value
-    assert pressure_curve(lrm, buckets=10 ** 6) == [i.live[0] for i in lrm.instrs]
+    assert pressure_curve(lrm, buckets=10**6) == [i.live[0] for i in lrm.instrs]
     assert peak(lrm) == gpr and peak(lrm, "upred").value == pk["upred"].value
     assert peaks(listing("4.8.0").main) == {} and peak(listing("4.8.0").main) is None
     assert per_line_max(lrm) == {}
 
 
 def test_per_line_max_with_merged_listing():
-    merged = merge_sass(parse_sass(tools.disassemble(SAMPLES / "fa4-fwd-sm103a-4.8.0-lineinfo" / "kernel.cubin")),
-                        lineinfo=listing("4.8.0-lineinfo", "g"), live=listing("4.8.0-lineinfo", "lrm"))
+    merged = merge_sass(
+        parse_sass(tools.disassemble(SAMPLES / "fa4-fwd-sm103a-4.8.0-lineinfo" / "kernel.cubin")),
+        lineinfo=listing("4.8.0-lineinfo", "g"),
+        live=listing("4.8.0-lineinfo", "lrm"),
+    )
     assert merged.merge.mapped
     per = per_line_max(merged.main)
     assert per and max(per.values()) == peaks(merged.main)["gpr"].value

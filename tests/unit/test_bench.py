@@ -60,7 +60,9 @@ def test_no_gpu_gives_one_sentence():
     with pytest.raises(CutediffError) as e:
         check_gpu()
     assert "No NVIDIA GPU was found" in str(e.value)
-    proc = subprocess.run([sys.executable, "-m", "cutediff_tui.cli", "bench", "4.5.1", "4.8.0"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cutediff_tui.cli", "bench", "4.5.1", "4.8.0"], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     assert "No NVIDIA GPU was found" in proc.stderr and "Traceback" not in proc.stderr
 

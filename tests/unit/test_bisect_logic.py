@@ -8,29 +8,60 @@ import math
 
 import pytest
 
-from cutediff_tui.core.bisect import (BisectPlan, bisect_bound, candidate_versions, read_versions_file,
-                                      run_bisect)
+from cutediff_tui.core.bisect import BisectPlan, bisect_bound, candidate_versions, read_versions_file, run_bisect
 from cutediff_tui.core.errors import CutediffError
 from cutediff_tui.core.gpu import resolve_profile
 from cutediff_tui.core.metric import parse_metric
 from cutediff_tui.core.probe import Probe
 from cutediff_tui.core.recipes import get_recipe
 
-PUBLISHED = ['0.0.0a0', '4.0.0', '4.0.0.dev1', '4.4.2', '4.5.0', '4.5.0.dev0', '4.5.1', '4.5.2', '4.5.3', '4.6.0',
-             '4.6.0.dev0', '4.6.1', '4.6.2', '4.6.3', '4.7.0', '4.7.1', '4.8.0', '4.8.0.dev0', '4.8.1']
+PUBLISHED = [
+    "0.0.0a0",
+    "4.0.0",
+    "4.0.0.dev1",
+    "4.4.2",
+    "4.5.0",
+    "4.5.0.dev0",
+    "4.5.1",
+    "4.5.2",
+    "4.5.3",
+    "4.6.0",
+    "4.6.0.dev0",
+    "4.6.1",
+    "4.6.2",
+    "4.6.3",
+    "4.7.0",
+    "4.7.1",
+    "4.8.0",
+    "4.8.0.dev0",
+    "4.8.1",
+]
 
 
 def test_candidates_are_final_releases_in_order():
     assert candidate_versions("4.5.1", "4.8.0", PUBLISHED) == [
-        "4.5.1", "4.5.2", "4.5.3", "4.6.0", "4.6.1", "4.6.2", "4.6.3", "4.7.0", "4.7.1", "4.8.0"]
+        "4.5.1",
+        "4.5.2",
+        "4.5.3",
+        "4.6.0",
+        "4.6.1",
+        "4.6.2",
+        "4.6.3",
+        "4.7.0",
+        "4.7.1",
+        "4.8.0",
+    ]
     assert "4.8.0.dev0" in candidate_versions("4.5.1", "4.8.0", PUBLISHED, include_pre=True)
 
 
-@pytest.mark.parametrize("good,bad,needle", [
-    ("4.8.0", "4.5.1", "not older"),
-    ("4.5.9", "4.8.0", "4.5.9 is not among"),
-    ("four", "4.8.0", "not a version number"),
-])
+@pytest.mark.parametrize(
+    "good,bad,needle",
+    [
+        ("4.8.0", "4.5.1", "not older"),
+        ("4.5.9", "4.8.0", "4.5.9 is not among"),
+        ("four", "4.8.0", "not a version number"),
+    ],
+)
 def test_bad_endpoints(good, bad, needle):
     with pytest.raises(CutediffError, match=needle):
         candidate_versions(good, bad, PUBLISHED)
@@ -56,9 +87,16 @@ def _prober(table, calls):
         v = table[p.side]
         if v is None:
             return {"status": "failed", "why": f"DSL {p.side} fails to import with this FA4.", "seconds": 1.0}
-        return {"status": "ok", "seconds": 2.0, "from_cache": False,
-                "kernels": [{"name": "FlashAttentionForwardSm100", "symbol": "k", "figures": {"spill_store_bytes": v}},
-                            {"name": "FlashAttentionBackwardSm100", "symbol": "b", "figures": {"spill_store_bytes": 999}}]}
+        return {
+            "status": "ok",
+            "seconds": 2.0,
+            "from_cache": False,
+            "kernels": [
+                {"name": "FlashAttentionForwardSm100", "symbol": "k", "figures": {"spill_store_bytes": v}},
+                {"name": "FlashAttentionBackwardSm100", "symbol": "b", "figures": {"spill_store_bytes": 999}},
+            ],
+        }
+
     return probe
 
 
@@ -72,7 +110,9 @@ def test_finds_every_possible_first_bad_within_the_bound(first_bad):
     res = run_bisect(_plan(VS), probe_fn=_prober(table, calls))
     assert res["first_bad"] == VS[first_bad]
     assert res["last_good"] == VS[first_bad - 1]
-    assert len(calls) == len(set(calls)) == res["builds"] <= bisect_bound(len(VS)) == 2 + math.ceil(math.log2(len(VS) - 1))
+    assert (
+        len(calls) == len(set(calls)) == res["builds"] <= bisect_bound(len(VS)) == 2 + math.ceil(math.log2(len(VS) - 1))
+    )
 
 
 def test_untestable_versions_are_stepped_around_and_reported():
@@ -82,8 +122,9 @@ def test_untestable_versions_are_stepped_around_and_reported():
     res = run_bisect(_plan(VS), probe_fn=_prober(table, calls))
     assert res["first_bad"] == "4.7.0" and res["last_good"] == "4.6.3"
     steps = {s["version"]: s for s in res["steps"]}
-    assert all(steps[v]["verdict"] == "untestable" and "fails to import" in steps[v]["why"]
-               for v in steps if table[v] is None)
+    assert all(
+        steps[v]["verdict"] == "untestable" and "fails to import" in steps[v]["why"] for v in steps if table[v] is None
+    )
 
 
 def test_only_untestable_between_gives_candidates_not_a_guess():
@@ -108,8 +149,9 @@ def test_endpoint_checks():
 def test_kernel_filter_matching_nothing_is_untestable():
     from cutediff_tui.core.bisect import judge
 
-    verdict, why = judge({"status": "ok", "kernels": [{"name": "Foo", "figures": {}}]},
-                         parse_metric("registers>1"), "Forward")
+    verdict, why = judge(
+        {"status": "ok", "kernels": [{"name": "Foo", "figures": {}}]}, parse_metric("registers>1"), "Forward"
+    )
     assert verdict == "untestable" and "no kernel matches --kernel-filter 'Forward' (kernels: Foo)" in why
 
 
@@ -124,6 +166,7 @@ def test_versions_compare_as_versions_not_strings():
 def test_a_figure_a_version_lacks_makes_it_untestable():
     from cutediff_tui.core.bisect import judge
 
-    verdict, why = judge({"status": "ok", "kernels": [{"name": "Fwd", "figures": {"registers": 1}}]},
-                         parse_metric("peak_gpr>100"), None)
+    verdict, why = judge(
+        {"status": "ok", "kernels": [{"name": "Fwd", "figures": {"registers": 1}}]}, parse_metric("peak_gpr>100"), None
+    )
     assert verdict == "untestable" and "needs peak_gpr" in why

@@ -13,7 +13,7 @@ from cutediff_tui.core.probe import Probe
 from cutediff_tui.core.recipes import get_recipe
 
 sys.path.insert(0, str(Path(__file__).parent))
-import crashy_probe  # noqa: E402
+import crashy_probe
 
 
 def _probes(*sides):

@@ -5,23 +5,33 @@ import pytest
 from cutediff_tui.core.errors import CutediffError
 from cutediff_tui.core.metric import figures_of, parse_metric
 
-FIG = {"registers": 128, "stack_bytes": 112, "spill_store_bytes": 176, "spill_load_bytes": 176,
-       "stl": 44, "UTCHMMA": 64, "mufu": 398}
+FIG = {
+    "registers": 128,
+    "stack_bytes": 112,
+    "spill_store_bytes": 176,
+    "spill_load_bytes": 176,
+    "stl": 44,
+    "UTCHMMA": 64,
+    "mufu": 398,
+}
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("spill_store_bytes>0", True),
-    ("spill_store_bytes>176", False),
-    ("registers>168", False),
-    ("registers>=128 and stack_bytes>0", True),
-    ("registers>200 or STL>40", False),  # STL (opcode) absent from FIG -> 0
-    ("registers>200 or stl>40", True),
-    ("not stack_bytes", False),
-    ("0 < spill_store_bytes <= 176", True),
-    ("UTCHMMA == 64", True),
-    ("HGMMA > 0", False),
-    ("mufu > 300", True),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("spill_store_bytes>0", True),
+        ("spill_store_bytes>176", False),
+        ("registers>168", False),
+        ("registers>=128 and stack_bytes>0", True),
+        ("registers>200 or STL>40", False),  # STL (opcode) absent from FIG -> 0
+        ("registers>200 or stl>40", True),
+        ("not stack_bytes", False),
+        ("0 < spill_store_bytes <= 176", True),
+        ("UTCHMMA == 64", True),
+        ("HGMMA > 0", False),
+        ("mufu > 300", True),
+    ],
+)
 def test_predicates(text, expected):
     assert parse_metric(text, predicate=True).holds(FIG) is expected
 
@@ -33,15 +43,18 @@ def test_values_and_shown():
     assert parse_metric("spill_store_bytes>0").shown(FIG) == "spill_store_bytes=176"
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("spill_store_bytes >", "not an expression"),
-    ("spill_store_bytes>>0", "rshift syntax"),
-    ("__import__('os').system('x')", "call syntax"),
-    ("spill_store_byte>0", "Did you mean spill_store_bytes"),
-    ("registers > 'a'", "not a number"),
-    ("", "empty"),
-    ("registers.real > 1", "attribute syntax"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("spill_store_bytes >", "not an expression"),
+        ("spill_store_bytes>>0", "rshift syntax"),
+        ("__import__('os').system('x')", "call syntax"),
+        ("spill_store_byte>0", "Did you mean spill_store_bytes"),
+        ("registers > 'a'", "not a number"),
+        ("", "empty"),
+        ("registers.real > 1", "attribute syntax"),
+    ],
+)
 def test_bad_metrics_are_one_sentence(text, needle):
     with pytest.raises(CutediffError) as e:
         parse_metric(text)
@@ -83,8 +96,10 @@ def test_keyword_class_names_and_case():
     flat = figures_of({"instruction_classes": {"global": 66}, "registers": 128})
     assert parse_metric("global>60").holds(flat) and parse_metric("global_ > 60").holds(flat)
     assert f["global"] == flat["global_"]
-    for text, needle in (("Registers>168", "figures are written in lower case. Write registers"),
-                         ("MUFU.EX2 > 0", "names the opcode variant MUFU.EX2; metrics count base opcodes. Write MUFU")):
+    for text, needle in (
+        ("Registers>168", "figures are written in lower case. Write registers"),
+        ("MUFU.EX2 > 0", "names the opcode variant MUFU.EX2; metrics count base opcodes. Write MUFU"),
+    ):
         with pytest.raises(CutediffError) as e:
             parse_metric(text)
         assert needle in e.value.sentence()

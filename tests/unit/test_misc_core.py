@@ -54,7 +54,9 @@ def test_kernel_class_names():
     assert unique_names(["K", "K", "L", "K"]) == ["K", "K#2", "L", "K#3"]
 
 
-@pytest.mark.parametrize("given,want", [("90a", "sm_90a"), ("SM_100A", "sm_100a"), ("sm_103a", "sm_103a"), ("sm120a", "sm_120a")])
+@pytest.mark.parametrize(
+    "given,want", [("90a", "sm_90a"), ("SM_100A", "sm_100a"), ("sm_103a", "sm_103a"), ("sm120a", "sm_120a")]
+)
 def test_normalize_arch(given, want):
     assert normalize_arch(given) == want
 

@@ -40,7 +40,9 @@ def test_reference_forms():
 
 
 def test_decorated_recipe_bare_file_reference(tmp_path):
-    f = write(tmp_path / "r.py", '''
+    f = write(
+        tmp_path / "r.py",
+        '''
         import cutlass.cute as cute   # never imported by the host
         from cutediff_tui.core.recipes import Param, recipe
 
@@ -53,19 +55,26 @@ def test_decorated_recipe_bare_file_reference(tmp_path):
 
         def helper():
             pass
-    ''')
+    ''',
+    )
     r = get_recipe(str(f))
     assert r.kind == "file" and r.function == "build" and r.entry == f"{f.resolve()}:build"
     assert r.summary == "Builds things." and r.archs == (90, 100) and r.needs == ("quack-kernels",)
     assert [(p.name, p.type, p.default) for p in r.params] == [
-        ("n", "int", 64), ("mode", "str", "a"), ("scale", "float", 0.5), ("flag", "bool", True)]
+        ("n", "int", 64),
+        ("mode", "str", "a"),
+        ("scale", "float", 0.5),
+        ("flag", "bool", True),
+    ]
     assert r.params[1].choices == ("a", "b")
-    assert get_recipe(f"{f}:build") .params == r.params
+    assert get_recipe(f"{f}:build").params == r.params
     assert get_recipe(f"{f}:helper").params == ()  # undeclared functions may be named
 
 
 def test_attribute_declaration_and_several_recipes(tmp_path):
-    f = write(tmp_path / "two.py", '''
+    f = write(
+        tmp_path / "two.py",
+        '''
         cutediff_recipe = [
             {"function": "one", "params": [{"name": "k", "default": 3}]},
             dict(function="two", summary="second", params=[("m", "str", "x", ["x", "y"])]),
@@ -74,7 +83,8 @@ def test_attribute_declaration_and_several_recipes(tmp_path):
             """First one."""
         def two(ctx):
             pass
-    ''')
+    ''',
+    )
     with pytest.raises(CutediffError, match=r"declares 2 recipes \(one, two\)"):
         get_recipe(str(f))
     one, two = get_recipe(f"{f}:one"), get_recipe(f"{f}:two")
@@ -100,21 +110,27 @@ def test_syntax_error_and_non_literal_declarations(tmp_path):
     with pytest.raises(CutediffError) as e:
         get_recipe(str(f))
     assert "bad.py has a syntax error on line 1" in e.value.sentence()
-    g = write(tmp_path / "nonlit.py", '''
+    g = write(
+        tmp_path / "nonlit.py",
+        """
         from cutediff_tui.core.recipes import Param, recipe
         N = 4
 
         @recipe(params=[Param("n", "int", N)])
         def r(ctx):
             pass
-    ''')
+    """,
+    )
     with pytest.raises(CutediffError, match=r"line 5 with the name 'N' where cutediff needs literal data"):
         get_recipe(str(g))
-    h = write(tmp_path / "badtype.py", '''
+    h = write(
+        tmp_path / "badtype.py",
+        """
         @recipe(params=[{"name": "n", "type": "complex", "default": 1}])
         def r(ctx):
             pass
-    ''')
+    """,
+    )
     with pytest.raises(CutediffError, match="parameter type 'complex'"):
         get_recipe(str(h))
 
@@ -140,12 +156,15 @@ def test_helper_imports_are_sources(tmp_path):
 def test_module_references(tmp_path):
     pkg = tmp_path / "mykernels"
     write(pkg / "__init__.py", "import cutlass  # the host must not run this\n")
-    write(pkg / "attn.py", '''
+    write(
+        pkg / "attn.py",
+        """
         from cutediff_tui.core.recipes import recipe
         @recipe(params=[{"name": "hdim", "default": 64}])
         def fwd(ctx):
             pass
-    ''')
+    """,
+    )
     r = get_recipe("mykernels.attn", search=[str(tmp_path)])
     assert r.kind == "module" and r.entry == "mykernels.attn:fwd" and r.params[0].default == 64
     assert str((pkg / "attn.py").resolve()) in r.source_files
@@ -157,9 +176,11 @@ def test_module_references(tmp_path):
 
 
 def test_host_reads_recipes_without_importing_the_dsl():
-    code = ("import sys; from cutediff_tui.core.recipes import get_recipe; "
-            f"r = get_recipe({str(SAMPLE)!r}); "
-            "bad = [m for m in ('cutlass', 'torch') if m in sys.modules]; print(r.name, bad)")
+    code = (
+        "import sys; from cutediff_tui.core.recipes import get_recipe; "
+        f"r = get_recipe({str(SAMPLE)!r}); "
+        "bad = [m for m in ('cutlass', 'torch') if m in sys.modules]; print(r.name, bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), check=True)
     assert out.stdout.strip() == "samples/recipes/elementwise_add.py:add []"
 
@@ -199,8 +220,15 @@ def test_coerce_params_types():
 
 def test_builtins_include_quack():
     names = set(BUILTINS)
-    assert {"quack-rmsnorm-fwd", "quack-rmsnorm-bwd", "quack-softmax-fwd", "quack-softmax-bwd",
-            "quack-cross-entropy-fwd", "quack-cross-entropy-bwd", "quack-gemm"} <= names
+    assert {
+        "quack-rmsnorm-fwd",
+        "quack-rmsnorm-bwd",
+        "quack-softmax-fwd",
+        "quack-softmax-bwd",
+        "quack-cross-entropy-fwd",
+        "quack-cross-entropy-bwd",
+        "quack-gemm",
+    } <= names
     for r in BUILTINS.values():
         assert r.kind == "builtin" and r.files() and r.files()[0].is_file()
         if r.name.startswith("quack"):
@@ -215,8 +243,15 @@ def test_cli_recipes_lists_builtins_and_samples():
 
     res = CliRunner().invoke(main, ["recipes"], env={"COLUMNS": "160"})
     assert res.exit_code == 0, res.output
-    for name in ("fa4-fwd", "quack-rmsnorm-bwd", "quack-gemm", "samples/recipes/elementwise_add.py:add",
-                 "samples/recipes/row_sum.py:row_sum", "--param cols=", "--hdim"):
+    for name in (
+        "fa4-fwd",
+        "quack-rmsnorm-bwd",
+        "quack-gemm",
+        "samples/recipes/elementwise_add.py:add",
+        "samples/recipes/row_sum.py:row_sum",
+        "--param cols=",
+        "--hdim",
+    ):
         assert name in res.output, name
     res = CliRunner().invoke(main, ["recipes", str(SAMPLE), "--json"])
     data = json.loads(res.output)
@@ -225,8 +260,15 @@ def test_cli_recipes_lists_builtins_and_samples():
 
 def _cli(args, tmp_path, **kw):
     env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(tmp_path / "cache"))
-    return subprocess.run([sys.executable, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=str(ROOT), **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "cutediff_tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=str(ROOT),
+        **kw,
+    )
 
 
 def one_sentence(stderr: str) -> str:
@@ -246,8 +288,9 @@ def test_cli_syntax_error_is_one_sentence_before_any_build(tmp_path):
 
 
 def test_cli_source_and_param_errors(tmp_path):
-    proc = _cli(["compare", "4.8.0", "4.8.0", "--kernel", str(SAMPLE), "--a-source", str(tmp_path / "nope.py")],
-                tmp_path)
+    proc = _cli(
+        ["compare", "4.8.0", "4.8.0", "--kernel", str(SAMPLE), "--a-source", str(tmp_path / "nope.py")], tmp_path
+    )
     assert proc.returncode == 2 and "Side A's recipe source" in one_sentence(proc.stderr)
     proc = _cli(["compare", "4.8.0", "4.8.0", "--kernel", str(SAMPLE), "--param", "cols=wide"], tmp_path)
     assert "--param cols='wide' is not an integer" in one_sentence(proc.stderr)
@@ -262,7 +305,9 @@ def test_sources_from_a_path_and_a_folder(tmp_path):
     from cutediff_tui.core.recipes.sources import plan_sources
 
     primary = get_recipe(str(SAMPLE))
-    other = write(tmp_path / "old" / "elementwise_add.py", SAMPLE.read_text().replace('"cols", "int", 4096', '"cols", "int", 64'))
+    other = write(
+        tmp_path / "old" / "elementwise_add.py", SAMPLE.read_text().replace('"cols", "int", 4096', '"cols", "int", 64')
+    )
     plan = plan_sources(primary, str(other), None)
     a, b = plan.sides
     assert a.recipe.entry == f"{other.resolve()}:add" and a.recipe.params[1].default == 64

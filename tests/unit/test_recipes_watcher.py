@@ -9,8 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from cutediff_tui.core.watch import (Anchor, Change, CompareWatch, Watcher, cursor_anchor, keep_cursor, map_line,
-                                     row_for_source, same_file)
+from cutediff_tui.core.watch import (
+    Anchor,
+    Change,
+    CompareWatch,
+    Watcher,
+    cursor_anchor,
+    keep_cursor,
+    map_line,
+    row_for_source,
+    same_file,
+)
 
 # ---------------------------------------------------------------- line mapping
 
@@ -18,14 +27,17 @@ from cutediff_tui.core.watch import (Anchor, Change, CompareWatch, Watcher, curs
 OLD = "a\nb\nc\nd\ne\n"
 
 
-@pytest.mark.parametrize("new, line, expected", [
-    ("x\ny\na\nb\nc\nd\ne\n", 3, 5),          # two lines inserted above
-    ("b\nc\nd\ne\n", 4, 3),                   # one deleted above
-    ("a\nb\nC\nd\ne\n", 3, 3),                # the line itself rewritten
-    ("a\nb\nd\ne\n", 3, 3),                   # the line deleted: the next one takes its place
-    ("a\nb\nc\nd\ne\nf\ng\n", 5, 5),          # appended below
-    ("", 2, 1),
-])
+@pytest.mark.parametrize(
+    "new, line, expected",
+    [
+        ("x\ny\na\nb\nc\nd\ne\n", 3, 5),  # two lines inserted above
+        ("b\nc\nd\ne\n", 4, 3),  # one deleted above
+        ("a\nb\nC\nd\ne\n", 3, 3),  # the line itself rewritten
+        ("a\nb\nd\ne\n", 3, 3),  # the line deleted: the next one takes its place
+        ("a\nb\nc\nd\ne\nf\ng\n", 5, 5),  # appended below
+        ("", 2, 1),
+    ],
+)
 def test_map_line(new, line, expected):
     assert map_line(OLD, new, line) == expected
 
@@ -134,15 +146,16 @@ def test_watcher_thread_calls_back(tmp_path):
 
 
 def test_compare_watch_recompiles_and_survives_errors(tmp_path, monkeypatch):
-    from cutediff_tui.core.gpu import resolve_profile
     from cutediff_tui.core.compare import CompareOptions
-    from cutediff_tui.core.recipes import get_recipe
-    from cutediff_tui.core.recipes import sources
+    from cutediff_tui.core.gpu import resolve_profile
+    from cutediff_tui.core.recipes import get_recipe, sources
     from cutediff_tui.core.toolchain import parse_side
 
     f = tmp_path / "r.py"
-    f.write_text('from cutediff_tui.core.recipes import recipe\n\n'
-                 '@recipe(params=[{"name": "n", "default": 1}])\ndef build(ctx):\n    pass\n')
+    f.write_text(
+        "from cutediff_tui.core.recipes import recipe\n\n"
+        '@recipe(params=[{"name": "n", "default": 1}])\ndef build(ctx):\n    pass\n'
+    )
     primary = get_recipe(str(f))
     spec = parse_side("4.8.0")
     opts = CompareOptions(specs=(spec, spec), recipe=primary, params={"n": 1}, profile=resolve_profile(arch="sm_90a"))
@@ -157,9 +170,14 @@ def test_compare_watch_recompiles_and_survives_errors(tmp_path, monkeypatch):
     results: list = []
     errors: list = []
     event = threading.Event()
-    watch = CompareWatch(opts, plan, given={"n": "5"}, interval=0.05,
-                         on_result=lambda c, ch: (results.append((c, ch)), event.set()),
-                         on_error=lambda m, ch: (errors.append(m), event.set()))
+    watch = CompareWatch(
+        opts,
+        plan,
+        given={"n": "5"},
+        interval=0.05,
+        on_result=lambda c, ch: (results.append((c, ch)), event.set()),
+        on_error=lambda m, ch: (errors.append(m), event.set()),
+    )
     assert [p.name for p in watch.watched()] == ["r.py"]
     watch.start(initial=True)
     try:

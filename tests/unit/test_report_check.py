@@ -14,29 +14,63 @@ from cutediff_tui.core.report import CheckResult, Limits, check_comparison, juni
 
 
 def _m(registers: int, stack: int, st: int, ld: int) -> dict:
-    return {"symbol": "sym", "registers": registers, "stack_bytes": stack, "spill_store_bytes": st,
-            "spill_load_bytes": ld, "opcodes": {}, "instruction_classes": {}, "instructions": 10, "stl": 0, "ldl": 0,
-            "spill_sites": [], "files": {"dir": "/nonexistent"}}
+    return {
+        "symbol": "sym",
+        "registers": registers,
+        "stack_bytes": stack,
+        "spill_store_bytes": st,
+        "spill_load_bytes": ld,
+        "opcodes": {},
+        "instruction_classes": {},
+        "instructions": 10,
+        "stl": 0,
+        "ldl": 0,
+        "spill_sites": [],
+        "files": {"dir": "/nonexistent"},
+    }
 
 
 def make(b_fwd=(128, 112, 176, 176), bench_ratio: float | None = None) -> dict:
     side = {"label": "4.5.1", "dsl": "4.5.1", "cuda": 13, "pins": [], "versions": {}, "error": None}
     c = {
-        "schema": "cutediff.comparison/1", "analysis_version": 1, "created": "2026-01-01T00:00:00+0000",
-        "command": "", "host": {"python": "3.11", "platform": "linux"}, "recipe": {"name": "fa4-fwd", "params": {}},
-        "arch": "sm_103a", "sides": {"a": side, "b": side | {"label": "4.8.0", "dsl": "4.8.0"}},
+        "schema": "cutediff.comparison/1",
+        "analysis_version": 1,
+        "created": "2026-01-01T00:00:00+0000",
+        "command": "",
+        "host": {"python": "3.11", "platform": "linux"},
+        "recipe": {"name": "fa4-fwd", "params": {}},
+        "arch": "sm_103a",
+        "sides": {"a": side, "b": side | {"label": "4.8.0", "dsl": "4.8.0"}},
         "kernels": [
-            {"name": "FlashAttentionForwardSm100", "symbol": {"a": "fwd_a", "b": "fwd_b"},
-             "a": _m(128, 0, 0, 0), "b": _m(*b_fwd)},
-            {"name": "FlashAttentionBackwardSm100", "symbol": {"a": "bwd_a", "b": "bwd_b"},
-             "a": _m(168, 0, 0, 0), "b": _m(168, 0, 0, 0)},
+            {
+                "name": "FlashAttentionForwardSm100",
+                "symbol": {"a": "fwd_a", "b": "fwd_b"},
+                "a": _m(128, 0, 0, 0),
+                "b": _m(*b_fwd),
+            },
+            {
+                "name": "FlashAttentionBackwardSm100",
+                "symbol": {"a": "bwd_a", "b": "bwd_b"},
+                "a": _m(168, 0, 0, 0),
+                "b": _m(168, 0, 0, 0),
+            },
         ],
         "crosscheck": None,
     }
     if bench_ratio is not None:
-        c["bench"] = {"shapes": [{"shape": {"label": "8192x32h/4"}, "a": {"median_ms": 1.0, "n": 5},
-                                  "b": {"median_ms": bench_ratio, "n": 5}, "ratio": bench_ratio,
-                                  "ci_low": bench_ratio - 0.01, "ci_high": bench_ratio + 0.01, "verdict": "SLOWER"}]}
+        c["bench"] = {
+            "shapes": [
+                {
+                    "shape": {"label": "8192x32h/4"},
+                    "a": {"median_ms": 1.0, "n": 5},
+                    "b": {"median_ms": bench_ratio, "n": 5},
+                    "ratio": bench_ratio,
+                    "ci_low": bench_ratio - 0.01,
+                    "ci_high": bench_ratio + 0.01,
+                    "verdict": "SLOWER",
+                }
+            ]
+        }
     return c
 
 
@@ -53,7 +87,9 @@ def test_spill_limit_breaks_on_b_only():
     assert _by(res)[("FlashAttentionBackwardSm100", "max-spill-bytes")].status == "pass"
     assert check_comparison(make(), Limits(max_spill_bytes=176)).exit_code == 0
     res = check_comparison(make(b_fwd=(128, 112, 100, 200)), Limits(max_spill_bytes=150))
-    assert _by(res)[("FlashAttentionForwardSm100", "max-spill-bytes")].message.startswith("spill loads 200 B on B exceed")
+    assert _by(res)[("FlashAttentionForwardSm100", "max-spill-bytes")].message.startswith(
+        "spill loads 200 B on B exceed"
+    )
 
 
 def test_register_and_stack_deltas_are_b_minus_a():
@@ -62,7 +98,11 @@ def test_register_and_stack_deltas_are_b_minus_a():
     by = _by(res)
     assert by[("FlashAttentionForwardSm100", "max-register-delta")].status == "pass"
     stack = by[("FlashAttentionForwardSm100", "max-stack-delta")]
-    assert stack.status == "fail" and stack.value == 112 and "stack 0 → 112 B (+112) exceeds --max-stack-delta 64" == stack.message
+    assert (
+        stack.status == "fail"
+        and stack.value == 112
+        and stack.message == "stack 0 → 112 B (+112) exceeds --max-stack-delta 64"
+    )
     res = check_comparison(c, Limits(max_register_delta=7))
     assert _by(res)[("FlashAttentionForwardSm100", "max-register-delta")].status == "fail"
     # fewer registers on B never break a limit of 0
@@ -152,8 +192,10 @@ def test_check_command_exit_codes(saved, tmp_path):
     r = runner.invoke(check, ["--result", str(bad), "--max-spill-bytes", "0", "--junit", str(tmp_path / "j.xml")])
     assert r.exit_code == 1, r.output
     lines = [ln for ln in r.output.splitlines() if ln.startswith("FAIL")]
-    assert lines == ["FAIL  FlashAttentionForwardSm100 max-spill-bytes: spill stores 176 B and spill loads 176 B on B "
-                     "exceed --max-spill-bytes 0"]
+    assert lines == [
+        "FAIL  FlashAttentionForwardSm100 max-spill-bytes: spill stores 176 B and spill loads 176 B on B "
+        "exceed --max-spill-bytes 0"
+    ]
     assert ET.parse(tmp_path / "j.xml").getroot().get("failures") == "1"
     good = saved(make(b_fwd=(128, 0, 0, 0)), "good.json")
     r = runner.invoke(check, ["--result", str(good), "--max-spill-bytes", "0", "--max-register-delta", "0"])
@@ -198,9 +240,24 @@ def test_report_command_writes_each_format(saved, tmp_path):
 
 
 def test_compare_command_drops_report_and_check_options():
-    argv = ["report", "4.5.1", "4.8.0", "--with", "flash-attn-4==4.0.0b16", "-o", "r.md", "--format=md", "-q",
-            "--kernel", "fa4-fwd", "--json", "x.json"]
-    assert compare_command(argv, "report") == "cutediff compare 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd"
+    argv = [
+        "report",
+        "4.5.1",
+        "4.8.0",
+        "--with",
+        "flash-attn-4==4.0.0b16",
+        "-o",
+        "r.md",
+        "--format=md",
+        "-q",
+        "--kernel",
+        "fa4-fwd",
+        "--json",
+        "x.json",
+    ]
+    assert (
+        compare_command(argv, "report") == "cutediff compare 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd"
+    )
     argv = ["--debug", "check", "4.5.1", "4.8.0", "--max-spill-bytes", "0", "--junit", "j.xml", "--arch", "sm_103a"]
     assert compare_command(argv, "check") == "cutediff compare 4.5.1 4.8.0 --arch sm_103a"
     assert compare_command(["pytest"], "check") == ""

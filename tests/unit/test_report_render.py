@@ -34,14 +34,45 @@ def _metrics(spills: bool, *, remarks: list | None = None, sites: list | None = 
         ops |= {"STL": 2, "LDL": 1}
         classes |= {"local": 3, "moves": 810}
     if sites is None:
-        sites = [
-            {"addr": 100, "index": 10, "kind": "store", "opcode": "STL", "width_bytes": 4, "slot": "R1+0x6c",
-             "file": "flash_attn/cute/softmax.py", "line": 267, "loop": {"head_addr": 64, "end_addr": 200, "depth": 1}},
-            {"addr": 116, "index": 11, "kind": "store", "opcode": "STL.64", "width_bytes": 8, "slot": "R1+0x70",
-             "file": "flash_attn/cute/softmax.py", "line": 267, "loop": {"head_addr": 64, "end_addr": 200, "depth": 1}},
-            {"addr": 300, "index": 30, "kind": "load", "opcode": "LDL", "width_bytes": 4, "slot": "R1+0x6c",
-             "file": "flash_attn/cute/tile_scheduler.py", "line": 923, "loop": None},
-        ] if spills else []
+        sites = (
+            [
+                {
+                    "addr": 100,
+                    "index": 10,
+                    "kind": "store",
+                    "opcode": "STL",
+                    "width_bytes": 4,
+                    "slot": "R1+0x6c",
+                    "file": "flash_attn/cute/softmax.py",
+                    "line": 267,
+                    "loop": {"head_addr": 64, "end_addr": 200, "depth": 1},
+                },
+                {
+                    "addr": 116,
+                    "index": 11,
+                    "kind": "store",
+                    "opcode": "STL.64",
+                    "width_bytes": 8,
+                    "slot": "R1+0x70",
+                    "file": "flash_attn/cute/softmax.py",
+                    "line": 267,
+                    "loop": {"head_addr": 64, "end_addr": 200, "depth": 1},
+                },
+                {
+                    "addr": 300,
+                    "index": 30,
+                    "kind": "load",
+                    "opcode": "LDL",
+                    "width_bytes": 4,
+                    "slot": "R1+0x6c",
+                    "file": "flash_attn/cute/tile_scheduler.py",
+                    "line": 923,
+                    "loop": None,
+                },
+            ]
+            if spills
+            else []
+        )
     return {
         "symbol": "kernel_cutlass_kernel_flash_attncuteflash_fwd_sm100FlashAttentionForwardSm100_object_at__t0",
         "sources": {},
@@ -59,42 +90,92 @@ def _metrics(spills: bool, *, remarks: list | None = None, sites: list | None = 
         "ldl": 1 if spills else 0,
         "spill_sites": sites,
         "pressure": {
-            "peaks": {"gpr": {"kind": "gpr", "value": 162 if spills else 159, "addr": 38688, "index": 2418,
-                              "file": "flash_attn/cute/flash_fwd_sm100.py", "line": 2316}},
+            "peaks": {
+                "gpr": {
+                    "kind": "gpr",
+                    "value": 162 if spills else 159,
+                    "addr": 38688,
+                    "index": 2418,
+                    "file": "flash_attn/cute/flash_fwd_sm100.py",
+                    "line": 2316,
+                }
+            },
             "curve_gpr": [10, 40, 120, 160 if spills else 150, 90, 20],
             "curve_ugpr": [4, 8, 16, 16, 8, 4],
         },
         "line_info_mapped": True,
-        "ptx": {"version": "9.4" if spills else "9.1", "target": "sm_103a", "toolchain": "13.4" if spills else "13.1",
-                "instructions": 7060, "local_bytes": 0, "opcodes": {"fma.rn.f32x2": 192}},
+        "ptx": {
+            "version": "9.4" if spills else "9.1",
+            "target": "sm_103a",
+            "toolchain": "13.4" if spills else "13.1",
+            "instructions": 7060,
+            "local_bytes": 0,
+            "opcodes": {"fma.rn.f32x2": 192},
+        },
         "cubin_toolchain": {"tool": "ptxas", "version": "13.4.59"},
         "compile_seconds": 5.2 if spills else 8.4,
         "callable": "kernel",
         "remarks": remarks or [],
-        "lineinfo": {"resources": {"registers": 128, "stack_bytes": 112 if spills else 0}, "perturbed": False, "mapped": True},
+        "lineinfo": {
+            "resources": {"registers": 128, "stack_bytes": 112 if spills else 0},
+            "perturbed": False,
+            "mapped": True,
+        },
         "files": {"dir": "/nonexistent/a/000", "lineinfo_dir": None},
     }
 
 
 def make_comparison(*, bench: bool = True, crosscheck: bool = True) -> dict:
-    remark = {"category": "ptxas", "message": "ptxas detected register spills | <b>bold</b>",
-              "file": "flash_attn/cute/tile_scheduler.py", "line": 923, "column": 32,
-              "function": "_get_num_m_blocks(...)", "kernel": None,
-              "detail": "112 bytes stack frame, 176 bytes spill stores, 176 bytes spill loads"}
+    remark = {
+        "category": "ptxas",
+        "message": "ptxas detected register spills | <b>bold</b>",
+        "file": "flash_attn/cute/tile_scheduler.py",
+        "line": 923,
+        "column": 32,
+        "function": "_get_num_m_blocks(...)",
+        "kernel": None,
+        "detail": "112 bytes stack frame, 176 bytes spill stores, 176 bytes spill loads",
+    }
     fwd = {
         "name": "FlashAttentionForwardSm100",
         "symbol": {"a": "kernel_fwd_a", "b": "kernel_fwd_b"},
         "a": _metrics(False),
         "b": _metrics(True, remarks=[remark]),
-        "alignment": {"matched": 3549, "total": 11002, "match_pct": 64.52, "counts": {"same": 591},
-                      "hunk_count": 1, "hunks": [{"a_range": [3133, 3133], "b_range": [3219, 3234], "kind": "inserted",
-                                                  "cost": 105.0, "summary": "+10 LDL, +4 uniform", "rows": [1, 2]}]},
+        "alignment": {
+            "matched": 3549,
+            "total": 11002,
+            "match_pct": 64.52,
+            "counts": {"same": 591},
+            "hunk_count": 1,
+            "hunks": [
+                {
+                    "a_range": [3133, 3133],
+                    "b_range": [3219, 3234],
+                    "kind": "inserted",
+                    "cost": 105.0,
+                    "summary": "+10 LDL, +4 uniform",
+                    "rows": [1, 2],
+                }
+            ],
+        },
         "deltas": {"opcodes": {"STL": [0, 2, 2]}, "instruction_classes": {"local": [0, 3, 3]}},
-        "spill_sites_diff": {"added": [{"file": "flash_attn/cute/softmax.py", "line": 267, "kind": "store",
-                                        "a_count": 0, "b_count": 2}], "removed": [], "unchanged": []},
+        "spill_sites_diff": {
+            "added": [{"file": "flash_attn/cute/softmax.py", "line": 267, "kind": "store", "a_count": 0, "b_count": 2}],
+            "removed": [],
+            "unchanged": [],
+        },
     }
-    evil_site = {"addr": 8, "index": 1, "kind": "store", "opcode": "STL", "width_bytes": 4, "slot": "R1",
-                 "file": EVIL_FILE, "line": 1, "loop": None}
+    evil_site = {
+        "addr": 8,
+        "index": 1,
+        "kind": "store",
+        "opcode": "STL",
+        "width_bytes": 4,
+        "slot": "R1",
+        "file": EVIL_FILE,
+        "line": 1,
+        "loop": None,
+    }
     evil = {
         "name": EVIL_KERNEL,
         "symbol": {"a": EVIL_KERNEL, "b": EVIL_KERNEL},
@@ -102,24 +183,54 @@ def make_comparison(*, bench: bool = True, crosscheck: bool = True) -> dict:
         "b": _metrics(True, sites=[evil_site]) | {"symbol": EVIL_KERNEL},
     }
     side = {
-        "dsl": "4.5.1", "cuda": 13, "label": "4.5.1 [flash-attn-4==4.0.0b16,quack-kernels==0.4.1]",
-        "pins": ["flash-attn-4==4.0.0b16", "quack-kernels==0.4.1"], "env": "dsl-4.5.1-cu13-abc", "error": None,
-        "versions": {"nvidia-cutlass-dsl": "4.5.1", "nvidia-cutlass-dsl-libs-cu13": "4.5.1", "flash-attn-4": "4.0.0b16",
-                     "quack-kernels": "0.4.1", "apache-tvm-ffi": "0.1.6", "numpy": "2.3.0"},
-        "build_key": "k1", "lineinfo_key": "k2", "from_cache": True, "compile_seconds": 9.0, "wall_seconds": 10.0,
-        "env_seconds": 0.1, "shims": [], "notes": [], "repaired": [], "packages": {},
+        "dsl": "4.5.1",
+        "cuda": 13,
+        "label": "4.5.1 [flash-attn-4==4.0.0b16,quack-kernels==0.4.1]",
+        "pins": ["flash-attn-4==4.0.0b16", "quack-kernels==0.4.1"],
+        "env": "dsl-4.5.1-cu13-abc",
+        "error": None,
+        "versions": {
+            "nvidia-cutlass-dsl": "4.5.1",
+            "nvidia-cutlass-dsl-libs-cu13": "4.5.1",
+            "flash-attn-4": "4.0.0b16",
+            "quack-kernels": "0.4.1",
+            "apache-tvm-ffi": "0.1.6",
+            "numpy": "2.3.0",
+        },
+        "build_key": "k1",
+        "lineinfo_key": "k2",
+        "from_cache": True,
+        "compile_seconds": 9.0,
+        "wall_seconds": 10.0,
+        "env_seconds": 0.1,
+        "shims": [],
+        "notes": [],
+        "repaired": [],
+        "packages": {},
     }
-    side_b = copy.deepcopy(side) | {"dsl": "4.8.0", "label": "4.8.0 [flash-attn-4==4.0.0b16,quack-kernels==0.4.1]",
-                                    "shims": ["cute.core.ThrMma alias (quack 0.4.1 on DSL 4.8)"]}
-    side_b["versions"] |= {"nvidia-cutlass-dsl": "4.8.0", "nvidia-cutlass-dsl-libs-cu13": "4.8.0",
-                           "apache-tvm-ffi": "0.1.15.post2"}
+    side_b = copy.deepcopy(side) | {
+        "dsl": "4.8.0",
+        "label": "4.8.0 [flash-attn-4==4.0.0b16,quack-kernels==0.4.1]",
+        "shims": ["cute.core.ThrMma alias (quack 0.4.1 on DSL 4.8)"],
+    }
+    side_b["versions"] |= {
+        "nvidia-cutlass-dsl": "4.8.0",
+        "nvidia-cutlass-dsl-libs-cu13": "4.8.0",
+        "apache-tvm-ffi": "0.1.15.post2",
+    }
     c = {
         "schema": "cutediff.comparison/1",
         "analysis_version": 1,
         "created": "2026-12-02T16:52:04+0000",
         "command": "cutediff compare 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --with quack-kernels==0.4.1 --kernel fa4-fwd --arch sm_103a",
-        "host": {"python": "3.11.7", "platform": "Linux-x86_64", "machine": "x86_64", "torch": "2.13.0+cpu",
-                 "cutediff": "0.1.0", "gpu": None},
+        "host": {
+            "python": "3.11.7",
+            "platform": "Linux-x86_64",
+            "machine": "x86_64",
+            "torch": "2.13.0+cpu",
+            "cutediff": "0.1.0",
+            "gpu": None,
+        },
         "recipe": {"name": "fa4-fwd", "params": {"varlen": True, "causal": True, "hdim": 128, "window": [128, 0]}},
         "arch": "sm_103a",
         "profile": {"name": "b300", "arch": "sm_103a", "num_sms": 148, "smem_per_block": 232448, "note": ""},
@@ -131,27 +242,65 @@ def make_comparison(*, bench: bool = True, crosscheck: bool = True) -> dict:
         "timing": {"build_seconds": 20.0, "total_seconds": 21.0, "from_cache": True},
     }
     if crosscheck:
-        c["crosscheck"] = {"FlashAttentionForwardSm100": {
-            "matrix": [
-                {"side": "a", "ptx_version": "9.1", "ptxas_version": "13.4", "rewritten_from": None, "registers": 128,
-                 "stack": 0, "spill_stores": 0, "spill_loads": 0, "error": None, "log": ""},
-                {"side": "b", "ptx_version": "9.0", "ptxas_version": "13.0", "rewritten_from": "9.4", "registers": 128,
-                 "stack": 96, "spill_stores": 120, "spill_loads": 100, "error": None, "log": ""},
-            ],
-            "verdict": "The spills come from the PTX of B: both ptxas versions spill on it.",
-            "cause": "ptx", "arch": "sm_103a", "ptxas_paths": {}}}
+        c["crosscheck"] = {
+            "FlashAttentionForwardSm100": {
+                "matrix": [
+                    {
+                        "side": "a",
+                        "ptx_version": "9.1",
+                        "ptxas_version": "13.4",
+                        "rewritten_from": None,
+                        "registers": 128,
+                        "stack": 0,
+                        "spill_stores": 0,
+                        "spill_loads": 0,
+                        "error": None,
+                        "log": "",
+                    },
+                    {
+                        "side": "b",
+                        "ptx_version": "9.0",
+                        "ptxas_version": "13.0",
+                        "rewritten_from": "9.4",
+                        "registers": 128,
+                        "stack": 96,
+                        "spill_stores": 120,
+                        "spill_loads": 100,
+                        "error": None,
+                        "log": "",
+                    },
+                ],
+                "verdict": "The spills come from the PTX of B: both ptxas versions spill on it.",
+                "cause": "ptx",
+                "arch": "sm_103a",
+                "ptxas_paths": {},
+            }
+        }
     if bench:
         c["bench"] = {
             "gpu": {"name": "NVIDIA B300", "arch": "sm_103a"},
             "gpu_before": {"name": "NVIDIA B300", "driver": "580.82"},
             "mode": "fwd",
-            "shapes": [{
-                "shape": {"total": 8192, "heads": 32, "docs": 4, "hdim": 128, "causal": True, "label": "8192x32h/4"},
-                "a": {"median_ms": 1.0, "iqr_ms": 0.02, "q1_ms": 0.99, "q3_ms": 1.01, "min_ms": 0.97, "n": 5},
-                "b": {"median_ms": 1.1, "iqr_ms": 0.02, "q1_ms": 1.09, "q3_ms": 1.11, "min_ms": 1.07, "n": 5},
-                "ratio": 1.1, "ci_low": 1.08, "ci_high": 1.12, "verdict": "SLOWER", "tolerance": 0.01,
-                "samples": {"a": [0.97, 0.99, 1.0, 1.01, 1.02], "b": [1.07, 1.09, 1.1, 1.11, 1.12]},
-            }],
+            "shapes": [
+                {
+                    "shape": {
+                        "total": 8192,
+                        "heads": 32,
+                        "docs": 4,
+                        "hdim": 128,
+                        "causal": True,
+                        "label": "8192x32h/4",
+                    },
+                    "a": {"median_ms": 1.0, "iqr_ms": 0.02, "q1_ms": 0.99, "q3_ms": 1.01, "min_ms": 0.97, "n": 5},
+                    "b": {"median_ms": 1.1, "iqr_ms": 0.02, "q1_ms": 1.09, "q3_ms": 1.11, "min_ms": 1.07, "n": 5},
+                    "ratio": 1.1,
+                    "ci_low": 1.08,
+                    "ci_high": 1.12,
+                    "verdict": "SLOWER",
+                    "tolerance": 0.01,
+                    "samples": {"a": [0.97, 0.99, 1.0, 1.01, 1.02], "b": [1.07, 1.09, 1.1, 1.11, 1.12]},
+                }
+            ],
         }
     return c
 
@@ -167,7 +316,9 @@ def comparison() -> dict:
 def test_markdown_has_every_section(comparison):
     md = render_markdown(comparison)
     first = md.splitlines()[0]
-    assert first.startswith("### cutediff: FlashAttentionForwardSm100 spills on 4.8.0: stack 0 → 112 B, spill stores 0 → 12 B")
+    assert first.startswith(
+        "### cutediff: FlashAttentionForwardSm100 spills on 4.8.0: stack 0 → 112 B, spill stores 0 → 12 B"
+    )
     assert "instruction mix unchanged" in first
     assert "| Stack frame (bytes) | 0 | 112 | **+112** |" in md
     assert "| Spill stores (bytes) | 0 | 12 | **+12** |" in md
@@ -215,7 +366,13 @@ def test_markdown_leaves_out_what_is_missing():
             k[s]["remarks"] = []
         k.pop("alignment", None)
     md = render_markdown(c)
-    for absent in ("#### Benchmark", "#### ptxas cross-check", "**Compiler remarks**", "Peak live registers", "Aligned under"):
+    for absent in (
+        "#### Benchmark",
+        "#### ptxas cross-check",
+        "**Compiler remarks**",
+        "Peak live registers",
+        "Aligned under",
+    ):
         assert absent not in md
 
 
@@ -237,7 +394,10 @@ def test_markdown_unchanged_kernel_sentence():
     c = make_comparison(bench=False, crosscheck=False)
     k = c["kernels"][0]
     k["b"] = copy.deepcopy(k["a"])
-    assert M.kernel_sentence(c, k) == "FlashAttentionForwardSm100: same resources on 4.5.1 and 4.8.0; instruction mix unchanged"
+    assert (
+        M.kernel_sentence(c, k)
+        == "FlashAttentionForwardSm100: same resources on 4.5.1 and 4.8.0; instruction mix unchanged"
+    )
 
 
 def test_markdown_changed_mix_sentence():
@@ -282,7 +442,9 @@ def test_html_is_self_contained(comparison):
     html = render_html(comparison)
     urls = set(re.findall(r"https?://[^\s\"'<>)]+", html))
     assert urls <= {"http://www.w3.org/2000/svg"}  # the SVG namespace, never fetched
-    assert "<link" not in html and "@import" not in html and "src=" not in html.replace("onerror", "").replace("src=x", "")
+    assert (
+        "<link" not in html and "@import" not in html and "src=" not in html.replace("onerror", "").replace("src=x", "")
+    )
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
 
 

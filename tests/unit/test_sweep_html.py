@@ -24,26 +24,50 @@ def make_result(toolchains: list[str] | None = None) -> dict:
         for i, (arch, hdim) in enumerate([("sm_90a", 64), ("sm_90a", 128), ("sm_100a", 64), ("sm_100a", 128)]):
             spill = SPILLS[side][i]
             kernel = "FlashAttentionForwardSm90" if arch == "sm_90a" else "FlashAttentionForwardSm100"
-            figures = {"registers": 160 + 8 * i + TOOLCHAINS.index(side), "stack_bytes": spill or 0,
-                       "spill_store_bytes": spill or 0, "spill_load_bytes": spill or 0, "stl": (spill or 0) // 16,
-                       "ldl": (spill or 0) // 16, "instructions": 5000 + hdim, "mufu": 398,
-                       "UTCHMMA": 64 if arch == "sm_100a" else 0, "MUFU": 398}
+            figures = {
+                "registers": 160 + 8 * i + TOOLCHAINS.index(side),
+                "stack_bytes": spill or 0,
+                "spill_store_bytes": spill or 0,
+                "spill_load_bytes": spill or 0,
+                "stl": (spill or 0) // 16,
+                "ldl": (spill or 0) // 16,
+                "instructions": 5000 + hdim,
+                "mufu": 398,
+                "UTCHMMA": 64 if arch == "sm_100a" else 0,
+                "MUFU": 398,
+            }
             failed = spill is None
-            cells.append({
-                "key": f"{side}-{arch}-{hdim}", "side": name, "toolchain": f"{name} [flash-attn-4==4.0.0b16]",
-                "dsl": side, "arch": arch, "gpu": "h100" if arch == "sm_90a" else "b200", "params": {"hdim": hdim},
-                "axis": {"arch": arch, "hdim": hdim},
-                "host": "worker-1", "status": "failed" if failed else "ok",
-                "why": f"DSL {side} cannot build for {arch}: the tcgen05 ops are missing." if failed else None,
-                "kernels": [] if failed else [{"name": kernel, "symbol": f"kernel_{kernel}_0", "figures": figures}],
-                "seconds": 12.3 + i, "from_cache": i == 0,
-            })
-    return {"schema": "cutediff.sweep/1", "command": "cutediff sweep 4.5.1 4.6.3 4.8.0 --kernel fa4-fwd",
-            "recipe": {"name": "fa4-fwd"}, "figure": "spill_store_bytes", "kernel_filter": None,
-            "axes": {"arch": ["sm_90a", "sm_100a"], "hdim": [64, 128]}, "toolchains": names,
-            "executor": {"kind": "dask", "workers": 2, "address": "tcp://10.0.0.5:8786"},
-            "created": "2026-12-02T20:00:00+0000", "cells": cells,
-            "timing": {"wall_seconds": 80.1, "cells": 12, "resumed": 0, "cached_builds": 3}}
+            cells.append(
+                {
+                    "key": f"{side}-{arch}-{hdim}",
+                    "side": name,
+                    "toolchain": f"{name} [flash-attn-4==4.0.0b16]",
+                    "dsl": side,
+                    "arch": arch,
+                    "gpu": "h100" if arch == "sm_90a" else "b200",
+                    "params": {"hdim": hdim},
+                    "axis": {"arch": arch, "hdim": hdim},
+                    "host": "worker-1",
+                    "status": "failed" if failed else "ok",
+                    "why": f"DSL {side} cannot build for {arch}: the tcgen05 ops are missing." if failed else None,
+                    "kernels": [] if failed else [{"name": kernel, "symbol": f"kernel_{kernel}_0", "figures": figures}],
+                    "seconds": 12.3 + i,
+                    "from_cache": i == 0,
+                }
+            )
+    return {
+        "schema": "cutediff.sweep/1",
+        "command": "cutediff sweep 4.5.1 4.6.3 4.8.0 --kernel fa4-fwd",
+        "recipe": {"name": "fa4-fwd"},
+        "figure": "spill_store_bytes",
+        "kernel_filter": None,
+        "axes": {"arch": ["sm_90a", "sm_100a"], "hdim": [64, 128]},
+        "toolchains": names,
+        "executor": {"kind": "dask", "workers": 2, "address": "tcp://10.0.0.5:8786"},
+        "created": "2026-12-02T20:00:00+0000",
+        "cells": cells,
+        "timing": {"wall_seconds": 80.1, "cells": 12, "resumed": 0, "cached_builds": 3},
+    }
 
 
 class _Checker(HTMLParser):
@@ -124,7 +148,7 @@ def test_failed_cell_is_hatched_and_listed():
     failed = [c for c in p.cells if c.get("class") == "none"]
     assert len(failed) == 1 and "tcgen05 ops are missing" in failed[0]["title"]
     assert "Failed cells (1)" in doc
-    section = doc[doc.index("Failed cells"):]
+    section = doc[doc.index("Failed cells") :]
     assert "4.6.3" in section and "sm_100a hdim=128" in section and "DSL 4.6.3 cannot build for sm_100a" in section
 
 

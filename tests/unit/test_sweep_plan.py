@@ -6,13 +6,16 @@ from cutediff_tui.core.errors import CutediffError
 from cutediff_tui.core.sweep import grid, parse_values
 
 
-@pytest.mark.parametrize("text,values", [
-    ("64,128", [64, 128]),
-    ("64:256:64", [64, 128, 192, 256]),
-    ("64:128", list(range(64, 129))),
-    ("true,false", [True, False]),
-    ("bf16,fp16", ["bf16", "fp16"]),
-])
+@pytest.mark.parametrize(
+    "text,values",
+    [
+        ("64,128", [64, 128]),
+        ("64:256:64", [64, 128, 192, 256]),
+        ("64:128", list(range(64, 129))),
+        ("true,false", [True, False]),
+        ("bf16,fp16", ["bf16", "fp16"]),
+    ],
+)
 def test_values(text, values):
     assert parse_values(text) == values
 
@@ -26,8 +29,14 @@ def test_bad_values(text):
 def test_plan_expands_the_matrix_and_checks_values_first():
     from cutediff_tui.cli_sweep import make_sweep_plan
 
-    plan = make_sweep_plan(["4.5.1", "4.8.0"], kernel="fa4-fwd", archs=("sm_90a,sm_100a",), params=("hdim=64,128", "causal=true"),
-                           with_=("flash-attn-4==4.0.0b16",), wheelhouse=None)
+    plan = make_sweep_plan(
+        ["4.5.1", "4.8.0"],
+        kernel="fa4-fwd",
+        archs=("sm_90a,sm_100a",),
+        params=("hdim=64,128", "causal=true"),
+        with_=("flash-attn-4==4.0.0b16",),
+        wheelhouse=None,
+    )
     assert len(plan.probes) == 2 * 2 * 2
     assert {p.params["hdim"] for p in plan.probes} == {64, 128}
     assert all(p.params["causal"] is True for p in plan.probes)
@@ -42,17 +51,36 @@ def test_plan_expands_the_matrix_and_checks_values_first():
 
 
 def _cell(side, arch, hdim, spill, status="ok"):
-    return {"side": side, "toolchain": side, "arch": arch, "axis": {"arch": arch, "hdim": hdim}, "status": status,
-            "why": None if status == "ok" else "DSL 4.6.0 fails to import.",
-            "kernels": [{"name": f"Fwd{arch}", "symbol": "s", "figures": {"spill_store_bytes": spill, "registers": 128,
-                                                                          "UTCHMMA": 64}},
-                        {"name": "Bwd", "symbol": "t", "figures": {"spill_store_bytes": 1, "registers": 255}}]}
+    return {
+        "side": side,
+        "toolchain": side,
+        "arch": arch,
+        "axis": {"arch": arch, "hdim": hdim},
+        "status": status,
+        "why": None if status == "ok" else "DSL 4.6.0 fails to import.",
+        "kernels": [
+            {
+                "name": f"Fwd{arch}",
+                "symbol": "s",
+                "figures": {"spill_store_bytes": spill, "registers": 128, "UTCHMMA": 64},
+            },
+            {"name": "Bwd", "symbol": "t", "figures": {"spill_store_bytes": 1, "registers": 255}},
+        ],
+    }
 
 
 def test_grid():
-    res = {"schema": "cutediff.sweep/1", "figure": "spill_store_bytes", "kernel_filter": "Fwd",
-           "cells": [_cell("4.5.1", "sm_90a", 64, 0), _cell("4.5.1", "sm_90a", 128, 0),
-                     _cell("4.8.0", "sm_90a", 64, 176), _cell("4.8.0", "sm_90a", 128, 0, status="failed")]}
+    res = {
+        "schema": "cutediff.sweep/1",
+        "figure": "spill_store_bytes",
+        "kernel_filter": "Fwd",
+        "cells": [
+            _cell("4.5.1", "sm_90a", 64, 0),
+            _cell("4.5.1", "sm_90a", 128, 0),
+            _cell("4.8.0", "sm_90a", 64, 176),
+            _cell("4.8.0", "sm_90a", 128, 0, status="failed"),
+        ],
+    }
     g = grid(res)
     assert g.rows == ["4.5.1", "4.8.0"] and g.cols == ["sm_90a hdim=64", "sm_90a hdim=128"]
     assert g.values == [[0, 0], [176, None]] and "fails to import" in g.notes[1][1]
@@ -69,8 +97,15 @@ def test_two_gpus_of_one_arch_are_two_columns():
     plan = make_sweep_plan(["4.5.1"], kernel="fa4-fwd", gpus=("h100,h20",))
     assert [p.axis for p in plan.probes] == [{"arch": "sm_90a", "gpu": "h100"}, {"arch": "sm_90a", "gpu": "h20"}]
     assert [p.profile.num_sms for p in plan.probes] == [132, 78]
-    cells = [{"side": "4.5.1", "axis": p.axis, "status": "ok",
-              "kernels": [{"name": "k", "figures": {"registers": p.profile.num_sms}}]} for p in plan.probes]
+    cells = [
+        {
+            "side": "4.5.1",
+            "axis": p.axis,
+            "status": "ok",
+            "kernels": [{"name": "k", "figures": {"registers": p.profile.num_sms}}],
+        }
+        for p in plan.probes
+    ]
     g = grid({"schema": "cutediff.sweep/1", "figure": "registers", "cells": cells})
     assert g.cols == ["sm_90a gpu=h100", "sm_90a gpu=h20"] and g.values == [[132, 78]]
     with pytest.raises(CutediffError, match="listed twice"):

@@ -28,6 +28,7 @@ Row kinds: ``same`` (identical text), ``regalloc`` (equal after register renamin
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -145,6 +146,7 @@ class Alignment:
 
 
 # --------------------------------------------------------------------------- keys
+
 
 def _level1_sass(instrs: Sequence) -> tuple[list[str], list[str]]:
     raw = [i.text for i in instrs]
@@ -314,8 +316,9 @@ def _lcs_pairs(a: list, b: list) -> list[tuple[int, int]]:
     return out
 
 
-def _refine(rows: list, i1: int, i2: int, j1: int, j2: int,
-            a2: list[int], b2: list[int], abase: list, bbase: list) -> None:
+def _refine(
+    rows: list, i1: int, i2: int, j1: int, j2: int, a2: list[int], b2: list[int], abase: list, bbase: list
+) -> None:
     """Fill rows for a gap A[i1:i2] vs B[j1:j2] (nothing matched at level 1)."""
     if i1 == i2:
         rows.extend(Row(None, j, "inserted") for j in range(j1, j2))
@@ -327,13 +330,13 @@ def _refine(rows: list, i1: int, i2: int, j1: int, j2: int,
     kind_of: dict[tuple[int, int], str] = {(i1 + x, j1 + y): "immediate" for x, y in pairs}
     # second pass: same base opcode inside the sub-gaps left by the immediate pass
     bounds = [(i1 - 1, j1 - 1)] + [(i1 + x, j1 + y) for x, y in pairs] + [(i2, j2)]
-    for (pa, pb), (na, nb) in zip(bounds, bounds[1:]):
+    for (pa, pb), (na, nb) in itertools.pairwise(bounds):
         sa, ea, sb, eb = pa + 1, na, pb + 1, nb
         if sa < ea and sb < eb:
             for x, y in _lcs_pairs(abase[sa:ea], bbase[sb:eb]):
                 kind_of[(sa + x, sb + y)] = "opcode"
     i, j = i1, j1
-    for (pi, pj) in sorted(kind_of):
+    for pi, pj in sorted(kind_of):
         while i < pi:
             rows.append(Row(i, None, "deleted"))
             i += 1
@@ -420,7 +423,7 @@ def _mark_moves(rows: list, a1: list[int], b1: list[int]) -> None:
         w = bisect.bisect_right(offs, pos) - 1
         run_off, run_row = starts[w]
         pair(dels[n][0], run_row + (pos - run_off), len(pat))
-        blob = blob[:pos] + sep * len(pat) + blob[pos + len(pat):]
+        blob = blob[:pos] + sep * len(pat) + blob[pos + len(pat) :]
 
 
 def _hunk_kind(counts: dict) -> str:
@@ -438,8 +441,9 @@ def _fmt_count(n: int) -> str:
     return f"+{n}" if n > 0 else f"\u2212{-n}"
 
 
-def _summary(rows: list, kinds: dict, a_base: list, b_base: list, a_cls: list, b_cls: list,
-             table: OpcodeClasses) -> str:
+def _summary(
+    rows: list, kinds: dict, a_base: list, b_base: list, a_cls: list, b_cls: list, table: OpcodeClasses
+) -> str:
     if len(kinds) == 1 and "regalloc" in kinds:
         n = kinds["regalloc"]
         return f"{n} instruction{'s' if n != 1 else ''}, registers renamed"
@@ -483,8 +487,7 @@ def _summary(rows: list, kinds: dict, a_base: list, b_base: list, a_cls: list, b
     return ", ".join(parts)
 
 
-def _align(a_raw, b_raw, a_k1, b_k1, a_pair, b_pair, a_base, b_base, a_cls, b_cls,
-           table: OpcodeClasses) -> Alignment:
+def _align(a_raw, b_raw, a_k1, b_k1, a_pair, b_pair, a_base, b_base, a_cls, b_cls, table: OpcodeClasses) -> Alignment:
     a1, b1 = _intern(a_k1, b_k1)
     ab, bb = _intern(a_pair, b_pair)
     na, nb = len(a1), len(b1)
@@ -532,6 +535,7 @@ def _align(a_raw, b_raw, a_k1, b_k1, a_pair, b_pair, a_base, b_base, a_cls, b_cl
     def maker(seg_start: int, seg_end: int, kinds: dict):
         def make(_h: Hunk) -> str:
             return _summary(rows[seg_start:seg_end], kinds, a_base, b_base, a_cls, b_cls, table)
+
         return make
 
     hunks: list[Hunk] = []
@@ -576,8 +580,7 @@ def _align(a_raw, b_raw, a_k1, b_k1, a_pair, b_pair, a_base, b_base, a_cls, b_cl
             counts[kk] = counts.get(kk, 0) + v
         a_rng = (a_lo, ai) if a_lo is not None else (ai, ai)
         b_rng = (b_lo, bi) if b_lo is not None else (bi, bi)
-        hunks.append(Hunk(a_rng, b_rng, _hunk_kind(kinds), round(cost, 2), (s, r), kinds,
-                          None, maker(s, r, kinds)))
+        hunks.append(Hunk(a_rng, b_rng, _hunk_kind(kinds), round(cost, 2), (s, r), kinds, None, maker(s, r, kinds)))
     hunks.sort(key=lambda h: (-h.cost, h.rows[0]))
     matched = counts.get("same", 0) + counts.get("regalloc", 0)
     total = len(a_raw) + len(b_raw)
@@ -596,8 +599,9 @@ def align_sass(a, b, table: OpcodeClasses | None = None) -> Alignment:
         sc = t.sass_class
         abase = [i.base for i in ai]
         bbase = [i.base for i in bi]
-        return _align(ar, br, a1, b1, abase, bbase, abase, bbase,
-                      [sc(i.opcode) for i in ai], [sc(i.opcode) for i in bi], t)
+        return _align(
+            ar, br, a1, b1, abase, bbase, abase, bbase, [sc(i.opcode) for i in ai], [sc(i.opcode) for i in bi], t
+        )
 
 
 def align_ptx(a, b, table: OpcodeClasses | None = None) -> Alignment:
@@ -609,9 +613,19 @@ def align_ptx(a, b, table: OpcodeClasses | None = None) -> Alignment:
         ar, a1 = _level1_ptx(ai, getattr(a, "name", None))
         br, b1 = _level1_ptx(bi, getattr(b, "name", None))
         pc = t.ptx_class
-        return _align(ar, br, a1, b1, [i.base for i in ai], [i.base for i in bi],
-                      [i.opcode for i in ai], [i.opcode for i in bi],
-                      [pc(i.opcode) for i in ai], [pc(i.opcode) for i in bi], t)
+        return _align(
+            ar,
+            br,
+            a1,
+            b1,
+            [i.base for i in ai],
+            [i.base for i in bi],
+            [i.opcode for i in ai],
+            [i.opcode for i in bi],
+            [pc(i.opcode) for i in ai],
+            [pc(i.opcode) for i in bi],
+            t,
+        )
 
 
 def align(a, b, table: OpcodeClasses | None = None) -> Alignment:

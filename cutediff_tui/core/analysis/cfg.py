@@ -58,7 +58,7 @@ def _targets(ins: SassInstr) -> list[str]:
     out = _LABEL_RE.findall(ins.operands)
     for tag in ins.tags:
         if tag.startswith("BRANCH_TARGETS"):
-            out += [t.strip() for t in tag[len("BRANCH_TARGETS"):].split(",") if t.strip()]
+            out += [t.strip() for t in tag[len("BRANCH_TARGETS") :].split(",") if t.strip()]
     return out
 
 
@@ -217,8 +217,16 @@ def natural_loops(func: SassFunction) -> tuple[list[Loop], list[int]]:
     loops = []
     for h, body in bodies.items():
         hi = blocks[h].start
-        loops.append(Loop(h, hi, func.instrs[hi].addr, latch[h], frozenset(body),
-                          n_instrs=sum(blocks[b].end - blocks[b].start for b in body)))
+        loops.append(
+            Loop(
+                h,
+                hi,
+                func.instrs[hi].addr,
+                latch[h],
+                frozenset(body),
+                n_instrs=sum(blocks[b].end - blocks[b].start for b in body),
+            )
+        )
     for lp in loops:
         lp.depth = sum(1 for o in loops if lp.head in o.blocks)
     loops.sort(key=lambda lp: lp.head_addr)

@@ -142,12 +142,14 @@ def load_classes(path: str | os.PathLike | None = None) -> OpcodeClasses:
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CutediffError(f"The opcode class table {p} is missing.",
-                            hint="Reinstall cutediff; the file ships in cutediff_tui/data.") from None
+        raise CutediffError(
+            f"The opcode class table {p} is missing.", hint="Reinstall cutediff; the file ships in cutediff_tui/data."
+        ) from None
     except tomllib.TOMLDecodeError as e:
         raise CutediffError(f"The opcode class table {p} is not valid TOML: {e}.") from None
-    classes = {k: ClassInfo(k, v.get("label", k), float(v.get("weight", 1)))
-               for k, v in data.get("classes", {}).items()}
+    classes = {
+        k: ClassInfo(k, v.get("label", k), float(v.get("weight", 1))) for k, v in data.get("classes", {}).items()
+    }
     classes.setdefault(OTHER, ClassInfo(OTHER, "Other", 1.0))
 
     def invert(table: Mapping[str, list]) -> dict:

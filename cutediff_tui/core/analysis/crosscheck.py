@@ -137,7 +137,7 @@ def _uv_bin() -> str | None:
         from uv import find_uv_bin  # type: ignore[import-not-found]
 
         return find_uv_bin()
-    except Exception:  # noqa: BLE001 - uv missing or unusable: fall back to pip
+    except Exception:
         return shutil.which("uv")
 
 
@@ -161,23 +161,35 @@ def ensure_ptxas(version: str, cache_dir: os.PathLike | str) -> Path:
     spec = _package_spec(version)
     uv = _uv_bin()
     if uv:
-        cmd = [uv, "pip", "install", "--quiet", "--no-deps", "--python", sys.executable,
-               "--target", str(tmp), spec]
+        cmd = [uv, "pip", "install", "--quiet", "--no-deps", "--python", sys.executable, "--target", str(tmp), spec]
     else:
-        cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-               "--disable-pip-version-check", "--target", str(tmp), spec]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--target",
+            str(tmp),
+            spec,
+        ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise ToolchainError(f"ptxas {version} could not be installed: {e}.",
-                             hint="Check the network access to PyPI.") from None
+        raise ToolchainError(
+            f"ptxas {version} could not be installed: {e}.", hint="Check the network access to PyPI."
+        ) from None
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
         why = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "unknown error")
-        raise ToolchainError(f"ptxas {version} could not be installed ({spec}): {why}",
-                             hint="Pick a CUDA release that has an nvidia-cuda-nvcc wheel, e.g. 13.0 or 13.4.")
+        raise ToolchainError(
+            f"ptxas {version} could not be installed ({spec}): {why}",
+            hint="Pick a CUDA release that has an nvidia-cuda-nvcc wheel, e.g. 13.0 or 13.4.",
+        )
     if _find_ptxas(tmp) is None:
         shutil.rmtree(tmp, ignore_errors=True)
         raise ToolchainError(f"The wheel {spec} contains no ptxas binary.")
@@ -198,8 +210,13 @@ def run_ptxas(ptxas: os.PathLike | str, ptx_text: str, arch: str, *, timeout: fl
         src = Path(d) / "kernel.ptx"
         src.write_text(ptx_text.rstrip("\x00"), encoding="utf-8")
         try:
-            proc = subprocess.run([str(ptxas), f"-arch={arch}", "-v", str(src), "-o", str(Path(d) / "kernel.cubin")],
-                                  capture_output=True, text=True, timeout=timeout, check=False)
+            proc = subprocess.run(
+                [str(ptxas), f"-arch={arch}", "-v", str(src), "-o", str(Path(d) / "kernel.cubin")],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             return 124, f"ptxas did not finish within {timeout:g} s"
         return proc.returncode, (proc.stderr or "") + (proc.stdout or "")
@@ -213,8 +230,9 @@ def _first_error(log: str) -> str:
     return lines[0] if lines else "ptxas failed"
 
 
-def _compile_cell(side: str, text: str, ptxas: Path | None, pv: str, arch: str,
-                  allow_rewrite: bool, install_error: str | None) -> Cell:
+def _compile_cell(
+    side: str, text: str, ptxas: Path | None, pv: str, arch: str, allow_rewrite: bool, install_error: str | None
+) -> Cell:
     version = ptx_version(text)
     cell = Cell(side, version, pv)
     if install_error is not None or ptxas is None:
@@ -223,8 +241,10 @@ def _compile_cell(side: str, text: str, ptxas: Path | None, pv: str, arch: str,
     supported = max_ptx_isa(pv)
     if version is not None and _vtuple(version) > _vtuple(supported):
         if not allow_rewrite:
-            cell.error = (f"PTX {version} is newer than ptxas {pv} accepts; "
-                          f"pass --allow-ptx-rewrite to rewrite .version (labelled)")
+            cell.error = (
+                f"PTX {version} is newer than ptxas {pv} accepts; "
+                f"pass --allow-ptx-rewrite to rewrite .version (labelled)"
+            )
             return cell
         text = rewrite_ptx_version(text, supported)
         cell.rewritten_from = version
@@ -238,8 +258,10 @@ def _compile_cell(side: str, text: str, ptxas: Path | None, pv: str, arch: str,
     cell.log = log
     if rc != 0:
         if m and cell.rewritten_from is None:
-            cell.error = (f"PTX {m.group(1)} is newer than ptxas {pv} accepts (at most {m.group(2)}); "
-                          f"pass --allow-ptx-rewrite to rewrite .version (labelled)")
+            cell.error = (
+                f"PTX {m.group(1)} is newer than ptxas {pv} accepts (at most {m.group(2)}); "
+                f"pass --allow-ptx-rewrite to rewrite .version (labelled)"
+            )
         else:
             cell.error = _first_error(log)
         return cell
@@ -282,19 +304,23 @@ def verdict(matrix: list[Cell], sides: list[str], versions: list[str]) -> tuple[
     if ptx_effect and not ptxas_effect:
         worse, better = (b, a) if status[b][common[0]] else (a, b)
         word = "regression" if worse == b else "improvement"
-        return "ptx", (f"{word} is in the PTX the DSL emits: {worse}'s PTX spills under every ptxas "
-                       f"({', '.join(common)}), {better}'s under none")
+        return "ptx", (
+            f"{word} is in the PTX the DSL emits: {worse}'s PTX spills under every ptxas "
+            f"({', '.join(common)}), {better}'s under none"
+        )
     if ptxas_effect and not ptx_effect:
-        return "ptxas", (f"the difference is in ptxas: the same PTX spills with one ptxas and not another "
-                         f"({a}: {spill_list(a)}; {b}: {spill_list(b)})")
+        return "ptxas", (
+            f"the difference is in ptxas: the same PTX spills with one ptxas and not another "
+            f"({a}: {spill_list(a)}; {b}: {spill_list(b)})"
+        )
     if ptx_effect and ptxas_effect:
-        return "both", (f"both the PTX and ptxas matter ({a} spills under {spill_list(a)}; "
-                        f"{b} under {spill_list(b)})")
+        return "both", (f"both the PTX and ptxas matter ({a} spills under {spill_list(a)}; {b} under {spill_list(b)})")
     return "none", f"no difference: both sides spill under every ptxas ({', '.join(common)})"
 
 
-def crosscheck(ptx_by_side: dict[str, str], ptxas_versions: list[str], arch: str,
-               cache_dir: os.PathLike | str, allow_rewrite: bool) -> CrossCheck:
+def crosscheck(
+    ptx_by_side: dict[str, str], ptxas_versions: list[str], arch: str, cache_dir: os.PathLike | str, allow_rewrite: bool
+) -> CrossCheck:
     """Compile every side's PTX with every ptxas version and judge where spills come from.
 
     Args:
@@ -315,8 +341,11 @@ def crosscheck(ptx_by_side: dict[str, str], ptxas_versions: list[str], arch: str
     jobs = [(side, text, v) for side, text in ptx_by_side.items() for v in ptxas_versions]
     workers = max(1, min(len(jobs), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        matrix = list(pool.map(
-            lambda j: _compile_cell(j[0], j[1], paths[j[2]], j[2], arch, allow_rewrite, install_errors.get(j[2])),
-            jobs))
+        matrix = list(
+            pool.map(
+                lambda j: _compile_cell(j[0], j[1], paths[j[2]], j[2], arch, allow_rewrite, install_errors.get(j[2])),
+                jobs,
+            )
+        )
     cause, sentence = verdict(matrix, list(ptx_by_side), list(ptxas_versions))
     return CrossCheck(matrix, sentence, cause, arch, {v: p for v, p in paths.items() if p is not None})

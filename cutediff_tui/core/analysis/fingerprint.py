@@ -70,12 +70,12 @@ def cubin_sections(data: bytes) -> dict[str, tuple[int, bytes]]:
             raise CutediffError("The cubin is truncated: its section header table lies past the end of the file.")
         hdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
         str_off, str_size = hdrs[shstrndx][4], hdrs[shstrndx][5]
-        strtab = data[str_off:str_off + str_size]
+        strtab = data[str_off : str_off + str_size]
         out: dict[str, tuple[int, bytes]] = {}
         for name_off, sh_type, _fl, _addr, off, size, *_ in hdrs:
             end = strtab.find(b"\0", name_off)
-            name = strtab[name_off:end if end >= 0 else None].decode("utf-8", "replace")
-            body = b"" if sh_type == 8 else data[off:off + size]
+            name = strtab[name_off : end if end >= 0 else None].decode("utf-8", "replace")
+            body = b"" if sh_type == 8 else data[off : off + size]
             out[name] = (sh_type, body)
         return out
     except struct.error as e:
@@ -88,9 +88,9 @@ def _notes(body: bytes) -> list[tuple[bytes, int, bytes]]:
     while i + 12 <= len(body):
         namesz, descsz, ntype = struct.unpack_from("<III", body, i)
         i += 12
-        name = body[i:i + namesz].rstrip(b"\0")
+        name = body[i : i + namesz].rstrip(b"\0")
         i += (namesz + 3) & ~3
-        desc = body[i:i + descsz]
+        desc = body[i : i + descsz]
         i += (descsz + 3) & ~3
         out.append((name, ntype, desc))
     return out
@@ -115,7 +115,7 @@ def _compat_attrs(body: bytes) -> dict[int, int | bytes]:
             if i + 4 > len(body):
                 break
             (size,) = struct.unpack_from("<H", body, i + 2)
-            out[attr] = body[i + 4:i + 4 + size]
+            out[attr] = body[i + 4 : i + 4 + size]
             i += 4 + size
         else:
             break
@@ -132,7 +132,7 @@ def _tkinfo(desc: bytes) -> dict[str, str]:
         if o >= len(blob):
             return ""
         e = blob.find(b"\0", o)
-        return blob[o:e if e >= 0 else None].decode("utf-8", "replace").strip()
+        return blob[o : e if e >= 0 else None].decode("utf-8", "replace").strip()
 
     return {"tool": at(offs[2]), "tool_version": at(offs[3]), "build": at(offs[4]), "options": at(offs[5])}
 
@@ -172,9 +172,17 @@ def cubin_toolchain(data: bytes) -> dict:
     """
     arch = cubin_arch(data)
     secs = cubin_sections(data)
-    out: dict = {"tool": None, "version": None, "release": None, "toolkit": None, "arch": arch,
-                 "options": None, "lineinfo": None, "abi": data[8],
-                 "e_flags": hex(struct.unpack_from("<I", data, 0x30)[0])}
+    out: dict = {
+        "tool": None,
+        "version": None,
+        "release": None,
+        "toolkit": None,
+        "arch": arch,
+        "options": None,
+        "lineinfo": None,
+        "abi": data[8],
+        "e_flags": hex(struct.unpack_from("<I", data, 0x30)[0]),
+    }
     tk = secs.get(".note.nv.tkinfo")
     if tk:
         for name, ntype, desc in _notes(tk[1]):

@@ -34,9 +34,26 @@ _PARAM_RE = re.compile(r"\.param\b.*?([\w$.]+)\s*(?:\[\s*\d*\s*\])?\s*$")
 _REG_RE = re.compile(r"\.reg\s+(?:\.v\d+\s+)?\.(\w+)\s+(.*)$")
 _LOCAL_RE = re.compile(r"\.local\s+(.*?)\s*$")
 _TYPE_SIZES = {
-    "b8": 1, "s8": 1, "u8": 1, "b16": 2, "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
-    "b32": 4, "s32": 4, "u32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4,
-    "b64": 8, "s64": 8, "u64": 8, "f64": 8, "b128": 16, "pred": 1,
+    "b8": 1,
+    "s8": 1,
+    "u8": 1,
+    "b16": 2,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "b32": 4,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "f16x2": 4,
+    "bf16x2": 4,
+    "b64": 8,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "b128": 16,
+    "pred": 1,
 }
 
 
@@ -182,7 +199,7 @@ def _reg_count(names: str) -> int:
         lt = nm.find("<")
         if lt >= 0 and nm.endswith(">"):
             try:
-                n += int(nm[lt + 1:-1])
+                n += int(nm[lt + 1 : -1])
             except ValueError:
                 n += 1
         else:
@@ -208,9 +225,10 @@ def rewrite_ptx_version(text: str, new_version: str) -> str:
     old = m.group(2)
     if old == new_version:
         return text
-    repl = (f"{m.group(1)}// cutediff: .version rewritten from {old} to {new_version}\n"
-            f"{m.group(1)}.version {new_version}")
-    return text[:m.start()] + repl + text[m.end():]
+    repl = (
+        f"{m.group(1)}// cutediff: .version rewritten from {old} to {new_version}\n{m.group(1)}.version {new_version}"
+    )
+    return text[: m.start()] + repl + text[m.end() :]
 
 
 def _parse_ptx_impl(text: str) -> PtxModule:
@@ -294,8 +312,8 @@ def _parse_ptx_impl(text: str) -> PtxModule:
                     cur = PtxEntry(mm.group(2), "entry" if mm.group(1) == "entry" else "func")
                     entries.append(cur)
                     loc = None
-                    in_params = "(" in stmt[mm.end():] and ")" not in stmt[mm.end():]
-                    rest = stmt[mm.end():]
+                    in_params = "(" in stmt[mm.end() :] and ")" not in stmt[mm.end() :]
+                    rest = stmt[mm.end() :]
                     if "(" in rest:
                         for p in rest.split("(", 1)[1].split(")")[0].split(","):
                             pm = _PARAM_RE.search(p.strip())
@@ -307,9 +325,24 @@ def _parse_ptx_impl(text: str) -> PtxModule:
                 if pm:
                     cur.params.append(pm.group(1))
                 return
-            if d in (".maxnreg", ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
-                     ".reqnctapercluster", ".explicitcluster", ".maxclusterrank", ".pragma",
-                     ".noreturn", ".blocksareclusters") and cur is not None and depth == 0:
+            if (
+                d
+                in (
+                    ".maxnreg",
+                    ".maxntid",
+                    ".reqntid",
+                    ".minnctapersm",
+                    ".maxnctapersm",
+                    ".reqnctapercluster",
+                    ".explicitcluster",
+                    ".maxclusterrank",
+                    ".pragma",
+                    ".noreturn",
+                    ".blocksareclusters",
+                )
+                and cur is not None
+                and depth == 0
+            ):
                 cur.directives.append(stmt)
                 return
             return
@@ -359,21 +392,30 @@ def _parse_ptx_impl(text: str) -> PtxModule:
     for line_no, raw in enumerate(text.split("\n"), 1):
         s = raw.strip()
         # fast path: one complete instruction on the line (the bulk of a kernel body)
-        if (depth and not buf and not in_block_comment and s and s[-1] == ";" and cur is not None
-                and (s[0] == "@" or "a" <= s[0] <= "z") and s.count(";") == 1 and "/" not in s):
+        if (
+            depth
+            and not buf
+            and not in_block_comment
+            and s
+            and s[-1] == ";"
+            and cur is not None
+            and (s[0] == "@" or "a" <= s[0] <= "z")
+            and s.count(";") == 1
+            and "/" not in s
+        ):
             add_instr(s[:-1].rstrip(), line_no)
             continue
         if in_block_comment:
             k = s.find("*/")
             if k < 0:
                 continue
-            s = s[k + 2:].strip()
+            s = s[k + 2 :].strip()
             in_block_comment = False
         if not s:
             continue
         k = s.find("//")
         if k >= 0:
-            comment = s[k + 2:].strip()
+            comment = s[k + 2 :].strip()
             if comment == "begin inline asm":
                 in_asm = True
             elif comment == "end inline asm":
@@ -388,7 +430,7 @@ def _parse_ptx_impl(text: str) -> PtxModule:
                 in_block_comment = True
                 s = s[:k].rstrip()
             else:
-                s = (s[:k] + " " + s[e + 2:]).strip()
+                s = (s[:k] + " " + s[e + 2 :]).strip()
             if not s:
                 continue
         if not buf:
@@ -398,11 +440,17 @@ def _parse_ptx_impl(text: str) -> PtxModule:
                 if c <= 0:
                     break
                 name = s[:c]
-                if (" " in name or "\t" in name or "[" in name or "," in name or '"' in name
-                        or (c + 1 < len(s) and s[c + 1] == ":")):
+                if (
+                    " " in name
+                    or "\t" in name
+                    or "[" in name
+                    or "," in name
+                    or '"' in name
+                    or (c + 1 < len(s) and s[c + 1] == ":")
+                ):
                     break
                 pending_labels.append(name)
-                s = s[c + 1:].strip()
+                s = s[c + 1 :].strip()
                 if not s:
                     break
             # braces at the start of a line

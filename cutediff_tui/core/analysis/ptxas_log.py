@@ -74,7 +74,6 @@ def parse_ptxas_v_all(text: str) -> list[PtxasFunc]:
     cur: PtxasFunc | None = None
     have_props = False
     for m in _EVENT_RE.finditer(text or ""):
-
         if m.group("entry") or m.group("func"):
             name = m.group("entry") or m.group("func")
             cur = PtxasFunc(name, m.group("arch") or m.group("farch"), is_entry=bool(m.group("entry")))

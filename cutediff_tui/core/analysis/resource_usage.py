@@ -36,8 +36,15 @@ class ResourceUsage:
     extra: dict = field(default_factory=dict)
 
 
-_FIELDS = {"REG": "registers", "STACK": "stack", "SHARED": "shared", "LOCAL": "local",
-           "TEXTURE": "texture", "SURFACE": "surface", "SAMPLER": "sampler"}
+_FIELDS = {
+    "REG": "registers",
+    "STACK": "stack",
+    "SHARED": "shared",
+    "LOCAL": "local",
+    "TEXTURE": "texture",
+    "SURFACE": "surface",
+    "SAMPLER": "sampler",
+}
 
 
 def parse_resource_usage(text: str) -> dict[str, ResourceUsage]:

@@ -277,11 +277,11 @@ def _parse_sass_impl(text: str) -> SassListing:
                     addr = int(addr_s, 16)
                 except ValueError:
                     continue
-                body = s[end + 2:]
+                body = s[end + 2 :]
                 live = None
                 k = body.find("// |")
                 if k >= 0:
-                    cols = body[k + 4:].split("|")
+                    cols = body[k + 4 :].split("|")
                     body = body[:k]
                     g = cols[0].strip() if len(cols) > 0 else ""
                     p = cols[1].strip() if len(cols) > 1 else ""
@@ -321,7 +321,7 @@ def _parse_sass_impl(text: str) -> SassListing:
                     if sp < 0:
                         continue
                     pred = body[:sp]
-                    rest = body[sp + 1:].lstrip()
+                    rest = body[sp + 1 :].lstrip()
                 else:
                     pred = ""
                     rest = body
@@ -331,14 +331,14 @@ def _parse_sass_impl(text: str) -> SassListing:
                     operands = ""
                 else:
                     opcode = rest[:sp]
-                    operands = rest[sp + 1:].strip()
+                    operands = rest[sp + 1 :].strip()
                 dot = opcode.find(".")
                 if dot < 0:
                     base = opcode
                     mods = ()
                 else:
                     base = opcode[:dot]
-                    mods = tuple(opcode[dot + 1:].split("."))
+                    mods = tuple(opcode[dot + 1 :].split("."))
                 if cur is None:
                     start("<anonymous>")
                 if last_addr >= 0 and addr > last_addr:
@@ -349,8 +349,23 @@ def _parse_sass_impl(text: str) -> SassListing:
                     pending.clear()
                 last_addr = addr
                 in_loc = False
-                ins = SassInstr(len(instrs), addr, pred, opcode, base, mods, operands, body, tags,
-                                False, cur_file, cur_line, cur_chain, live, cur.name)
+                ins = SassInstr(
+                    len(instrs),
+                    addr,
+                    pred,
+                    opcode,
+                    base,
+                    mods,
+                    operands,
+                    body,
+                    tags,
+                    False,
+                    cur_file,
+                    cur_line,
+                    cur_chain,
+                    live,
+                    cur.name,
+                )
                 append(ins)
                 if tags or base in _LOCAL_OPS:
                     candidates.append(ins)
@@ -425,7 +440,6 @@ def _parse_sass_impl(text: str) -> SassListing:
     return SassListing(functions, arch, has_tags, has_loc, has_live, last_had_semi)
 
 
-
 def parse_sass(text: str) -> SassListing:
     """Parse nvdisasm output (``-c``, ``-c -g``/``-gi``, ``-c -lrm count``) into a :class:`SassListing`.
 
@@ -472,8 +486,7 @@ def _attach(plain: SassListing, other: SassListing, what: str, report: MergeRepo
     return status
 
 
-def merge_sass(plain: SassListing, lineinfo: SassListing | None = None,
-               live: SassListing | None = None) -> SassListing:
+def merge_sass(plain: SassListing, lineinfo: SassListing | None = None, live: SassListing | None = None) -> SassListing:
     """Attach source lines (from a ``-g`` listing) and live counts (from ``-lrm count``).
 
     The instructions of ``plain`` are updated in place and ``plain`` is returned with

@@ -95,8 +95,9 @@ def find_loops(func: SassFunction) -> list[LoopInfo]:
     out = []
     for lp in loops:
         head = func.instrs[lp.head_index]
-        out.append(LoopInfo(lp.head_addr, lp.latch_addr, lp.depth,
-                            (head.file, head.line) if head.line is not None else None))
+        out.append(
+            LoopInfo(lp.head_addr, lp.latch_addr, lp.depth, (head.file, head.line) if head.line is not None else None)
+        )
     return out
 
 
@@ -126,8 +127,9 @@ def spill_sites(func: SassFunction) -> list[SpillSite]:
     for i in spills:
         m = _SLOT_RE.search(i.operands)
         slot = m.group(1).strip() if m else ""
-        out.append(SpillSite(i.addr, i.index, _kind(i), i.opcode, access_width(i), slot,
-                             i.file, i.line, loop_of(i.index)))
+        out.append(
+            SpillSite(i.addr, i.index, _kind(i), i.opcode, access_width(i), slot, i.file, i.line, loop_of(i.index))
+        )
     return out
 
 

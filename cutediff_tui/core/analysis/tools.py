@@ -219,8 +219,9 @@ def check_cubin(path: os.PathLike | str) -> Path:
     return p
 
 
-def disassemble(cubin: os.PathLike | str, *, line_info: bool = False, live_ranges: bool = False,
-                timeout: float = 120) -> str:
+def disassemble(
+    cubin: os.PathLike | str, *, line_info: bool = False, live_ranges: bool = False, timeout: float = 120
+) -> str:
     """Disassemble a cubin with ``nvdisasm -c`` (``-g`` for line info, ``-lrm count`` for live registers).
 
     nvdisasm ignores ``-g`` when ``-lrm`` is given, so ask for the two in separate calls and

@@ -19,9 +19,13 @@ def attach_bench(result_path: Path, bench: dict) -> Path:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
-        raise CutediffError(f"{path} is not a saved comparison.", "Give a comparison.json written by cutediff compare.") from None
+        raise CutediffError(
+            f"{path} is not a saved comparison.", "Give a comparison.json written by cutediff compare."
+        ) from None
     if data.get("schema") != SCHEMA:
-        raise CutediffError(f"{path} uses schema {data.get('schema')!r}, not {SCHEMA!r}.", "Re-create it with this cutediff.")
+        raise CutediffError(
+            f"{path} uses schema {data.get('schema')!r}, not {SCHEMA!r}.", "Re-create it with this cutediff."
+        )
     data["bench"] = bench
     atomic_write(path, json.dumps(data, indent=1))
     return path

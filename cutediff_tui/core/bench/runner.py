@@ -56,8 +56,13 @@ def gpu_snapshot() -> dict | None:
         return None
     q = "name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw"
     try:
-        line = subprocess.run([smi, f"--query-gpu={q}", "--format=csv,noheader,nounits"], capture_output=True,
-                              text=True, timeout=10).stdout.strip().splitlines()[0]
+        line = (
+            subprocess.run(
+                [smi, f"--query-gpu={q}", "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=10
+            )
+            .stdout.strip()
+            .splitlines()[0]
+        )
     except (OSError, subprocess.SubprocessError, IndexError):
         return None
     parts = [p.strip() for p in line.split(",")]
@@ -70,8 +75,15 @@ def gpu_snapshot() -> dict | None:
         except ValueError:
             return None
 
-    return {"name": parts[0], "driver": parts[1], "sm_clock_mhz": num(parts[2]), "mem_clock_mhz": num(parts[3]),
-            "temperature_c": num(parts[4]), "power_w": num(parts[5]), "source": "nvidia-smi"}
+    return {
+        "name": parts[0],
+        "driver": parts[1],
+        "sm_clock_mhz": num(parts[2]),
+        "mem_clock_mhz": num(parts[3]),
+        "temperature_c": num(parts[4]),
+        "power_w": num(parts[5]),
+        "source": "nvidia-smi",
+    }
 
 
 def check_gpu() -> dict:
@@ -107,12 +119,16 @@ class SideWorker:
         path = workdir / f"bench-{self.side}.json"
         path.write_text(json.dumps(req))
         self.log_path = workdir / f"bench-{self.side}.log"
-        env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1",
-                   PYTHONPATH=str(Path(__file__).resolve().parents[3]))
+        env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1", PYTHONPATH=str(Path(__file__).resolve().parents[3]))
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "cutediff_tui.core.bench.worker", str(path)],
-                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(w,), env=env, text=True,
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(w,),
+                env=env,
+                text=True,
                 start_new_session=True,
             )
         os.close(w)
@@ -167,26 +183,36 @@ def _expect(worker: SideWorker, want: str) -> dict:
         kind = ev.get("kind")
         msg = ev.get("message", "")
         if kind == "oom":
-            raise CutediffError(f"Side {worker.side.upper()}: the GPU ran out of memory for a shape ({msg}).",
-                                "Use smaller shapes (--shape TOTALxHEADSh/DOCS).")
+            raise CutediffError(
+                f"Side {worker.side.upper()}: the GPU ran out of memory for a shape ({msg}).",
+                "Use smaller shapes (--shape TOTALxHEADSh/DOCS).",
+            )
         if kind == "arch":
             raise CutediffError(
                 f"Side {worker.side.upper()}: the kernel was built for an architecture this GPU cannot run ({msg}).",
                 "Run the bench on a GPU of the arch the kernel targets, or use a toolchain that supports this GPU.",
             )
-        raise CutediffError(f"Side {worker.side.upper()}: the bench failed ({msg}).", "Run with --debug for the worker log.")
+        raise CutediffError(
+            f"Side {worker.side.upper()}: the bench failed ({msg}).", "Run with --debug for the worker log."
+        )
     if ev.get("event") != want:
         raise CutediffError(f"Side {worker.side.upper()}: unexpected bench event {ev.get('event')!r}.")
     return ev
 
 
-def run_bench(envs: tuple[Env, Env], cfg: BenchConfig, listener: Listener = _noop,
-              cancel: threading.Event | None = None) -> dict:
+def run_bench(
+    envs: tuple[Env, Env], cfg: BenchConfig, listener: Listener = _noop, cancel: threading.Event | None = None
+) -> dict:
     """Interleave rounds A, B, A, B… per shape; returns samples, statistics and GPU state."""
     gpu = check_gpu()
     before = gpu_snapshot()
-    req = {"shapes": [s.to_json() for s in cfg.shapes], "mode": cfg.mode, "warmup": cfg.warmup,
-           "iters": cfg.iters, "l2_flush": cfg.l2_flush}
+    req = {
+        "shapes": [s.to_json() for s in cfg.shapes],
+        "mode": cfg.mode,
+        "warmup": cfg.warmup,
+        "iters": cfg.iters,
+        "l2_flush": cfg.l2_flush,
+    }
     workers = [SideWorker("a", envs[0]), SideWorker("b", envs[1])]
     samples: list[dict[str, list[float]]] = [{"a": [], "b": []} for _ in cfg.shapes]
     t0 = time.monotonic()
@@ -208,8 +234,16 @@ def run_bench(envs: tuple[Env, Env], cfg: BenchConfig, listener: Listener = _noo
                         w.command(f"round {i}")
                         ev = _expect(w, "samples")
                         samples[i][w.side].extend(ev["ms"])
-                        listener({"event": "samples", "side": w.side, "shape": s.label, "index": i, "round": r,
-                                  "ms": ev["ms"]})
+                        listener(
+                            {
+                                "event": "samples",
+                                "side": w.side,
+                                "shape": s.label,
+                                "index": i,
+                                "round": r,
+                                "ms": ev["ms"],
+                            }
+                        )
         finally:
             for w in workers:
                 w.stop()

@@ -41,8 +41,9 @@ def summarize(samples: list[float]) -> Summary:
     return Summary(median_ms=quantile(xs, 0.5), iqr_ms=q3 - q1, q1_ms=q1, q3_ms=q3, min_ms=xs[0], n=len(xs))
 
 
-def ratio_interval(a: list[float], b: list[float], *, iters: int = 2000, seed: int = 0,
-                   level: float = 0.95) -> tuple[float, float, float]:
+def ratio_interval(
+    a: list[float], b: list[float], *, iters: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float]:
     """B/A ratio of medians and its bootstrap interval (resampling each side independently)."""
     if not a or not b:
         raise ValueError("both sides need samples")

@@ -29,8 +29,12 @@ def error_kind(message: str) -> str | None:
     low = message.lower()
     if "out of memory" in low:
         return "oom"
-    if "no kernel image" in low or "nokernelimage" in low or "invalid device function" in low \
-            or "unsupported gpu architecture" in low:
+    if (
+        "no kernel image" in low
+        or "nokernelimage" in low
+        or "invalid device function" in low
+        or "unsupported gpu architecture" in low
+    ):
         return "arch"
     return None
 
@@ -58,8 +62,8 @@ def make_case(shape: dict, mode: str):
         return _flash_attn_bwd(q, k, v, out, dout, lse, **kw)
 
     def fwdbwd():
-        o, l = fwd()[:2]
-        return _flash_attn_bwd(q, k, v, o, dout, l, **kw)
+        o, lse_ = fwd()[:2]
+        return _flash_attn_bwd(q, k, v, o, dout, lse_, **kw)
 
     return {"fwd": fwd, "bwd": bwd, "fwdbwd": fwdbwd}[mode]
 

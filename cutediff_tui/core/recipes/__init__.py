@@ -20,7 +20,6 @@ from typing import Any
 
 from ..errors import CutediffError
 
-
 PARAM_TYPES = ("int", "float", "bool", "str", "window")
 
 
@@ -167,7 +166,9 @@ def _quack_norm_params(n: int = 4096) -> tuple[Param, ...]:
 _QUACK = "cutediff_tui.core.recipes.quack_kernels"  # not "quack": loaded as a file, it would shadow the package
 _QUACK_ARCHS = (80, 90, 100, 110, 120)
 _RMSNORM_PARAMS = _quack_norm_params() + (
-    Param("weight_dtype", "str", "fp32", choices=("fp32", "bf16", "fp16", "none"), help="weight type (none: no weight)"),
+    Param(
+        "weight_dtype", "str", "fp32", choices=("fp32", "bf16", "fp16", "none"), help="weight type (none: no weight)"
+    ),
     Param("residual", "bool", False, help="fused residual add"),
 )
 _CE_PARAMS = (
@@ -189,31 +190,85 @@ BUILTINS: dict[str, RecipeInfo] = {
     r.name: r
     for r in (
         RecipeInfo(
-            "fa4-fwd", "FlashAttention-4 forward", "cutediff_tui.core.recipes.fa4:fa4_fwd",
-            _fa4_params(), (90, 100, 110, 120), ("flash-attn-4",),
+            "fa4-fwd",
+            "FlashAttention-4 forward",
+            "cutediff_tui.core.recipes.fa4:fa4_fwd",
+            _fa4_params(),
+            (90, 100, 110, 120),
+            ("flash-attn-4",),
         ),
         RecipeInfo(
-            "fa4-bwd", "FlashAttention-4 backward (pre/post-process and main kernels)",
-            "cutediff_tui.core.recipes.fa4:fa4_bwd", _fa4_params(), (90, 100, 110, 120), ("flash-attn-4",),
+            "fa4-bwd",
+            "FlashAttention-4 backward (pre/post-process and main kernels)",
+            "cutediff_tui.core.recipes.fa4:fa4_bwd",
+            _fa4_params(),
+            (90, 100, 110, 120),
+            ("flash-attn-4",),
         ),
         RecipeInfo(
-            "fa4-fwdbwd", "FlashAttention-4 forward and backward", "cutediff_tui.core.recipes.fa4:fa4_fwdbwd",
-            _fa4_params(), (90, 100, 110, 120), ("flash-attn-4",),
+            "fa4-fwdbwd",
+            "FlashAttention-4 forward and backward",
+            "cutediff_tui.core.recipes.fa4:fa4_fwdbwd",
+            _fa4_params(),
+            (90, 100, 110, 120),
+            ("flash-attn-4",),
         ),
-        RecipeInfo("quack-rmsnorm-fwd", "quack RMSNorm forward", f"{_QUACK}:quack_rmsnorm_fwd",
-                   _RMSNORM_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
-        RecipeInfo("quack-rmsnorm-bwd", "quack RMSNorm backward", f"{_QUACK}:quack_rmsnorm_bwd",
-                   _RMSNORM_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
-        RecipeInfo("quack-softmax-fwd", "quack softmax forward", f"{_QUACK}:quack_softmax_fwd",
-                   _quack_norm_params(), _QUACK_ARCHS, ("quack-kernels",)),
-        RecipeInfo("quack-softmax-bwd", "quack softmax backward", f"{_QUACK}:quack_softmax_bwd",
-                   _quack_norm_params(), _QUACK_ARCHS, ("quack-kernels",)),
-        RecipeInfo("quack-cross-entropy-fwd", "quack cross-entropy forward (loss and LSE)",
-                   f"{_QUACK}:quack_cross_entropy_fwd", _CE_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
-        RecipeInfo("quack-cross-entropy-bwd", "quack cross-entropy backward",
-                   f"{_QUACK}:quack_cross_entropy_bwd", _CE_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
-        RecipeInfo("quack-gemm", "quack GEMM D = A·B (persistent, quack's default tile per arch)",
-                   f"{_QUACK}:quack_gemm", _GEMM_PARAMS, _QUACK_ARCHS, ("quack-kernels",)),
+        RecipeInfo(
+            "quack-rmsnorm-fwd",
+            "quack RMSNorm forward",
+            f"{_QUACK}:quack_rmsnorm_fwd",
+            _RMSNORM_PARAMS,
+            _QUACK_ARCHS,
+            ("quack-kernels",),
+        ),
+        RecipeInfo(
+            "quack-rmsnorm-bwd",
+            "quack RMSNorm backward",
+            f"{_QUACK}:quack_rmsnorm_bwd",
+            _RMSNORM_PARAMS,
+            _QUACK_ARCHS,
+            ("quack-kernels",),
+        ),
+        RecipeInfo(
+            "quack-softmax-fwd",
+            "quack softmax forward",
+            f"{_QUACK}:quack_softmax_fwd",
+            _quack_norm_params(),
+            _QUACK_ARCHS,
+            ("quack-kernels",),
+        ),
+        RecipeInfo(
+            "quack-softmax-bwd",
+            "quack softmax backward",
+            f"{_QUACK}:quack_softmax_bwd",
+            _quack_norm_params(),
+            _QUACK_ARCHS,
+            ("quack-kernels",),
+        ),
+        RecipeInfo(
+            "quack-cross-entropy-fwd",
+            "quack cross-entropy forward (loss and LSE)",
+            f"{_QUACK}:quack_cross_entropy_fwd",
+            _CE_PARAMS,
+            _QUACK_ARCHS,
+            ("quack-kernels",),
+        ),
+        RecipeInfo(
+            "quack-cross-entropy-bwd",
+            "quack cross-entropy backward",
+            f"{_QUACK}:quack_cross_entropy_bwd",
+            _CE_PARAMS,
+            _QUACK_ARCHS,
+            ("quack-kernels",),
+        ),
+        RecipeInfo(
+            "quack-gemm",
+            "quack GEMM D = A·B (persistent, quack's default tile per arch)",
+            f"{_QUACK}:quack_gemm",
+            _GEMM_PARAMS,
+            _QUACK_ARCHS,
+            ("quack-kernels",),
+        ),
     )
 }
 
@@ -244,14 +299,18 @@ def _convert(p: Param, key: str, value: Any) -> Any:
         if p.type == "float":
             return float(value)
     except (TypeError, ValueError):
-        raise CutediffError(f"--param {key}={value!r} is not {'an integer' if p.type == 'int' else 'a number'}.",
-                            f"Write it as e.g. --param {key}={p.default if p.default is not None else 1}.") from None
+        raise CutediffError(
+            f"--param {key}={value!r} is not {'an integer' if p.type == 'int' else 'a number'}.",
+            f"Write it as e.g. --param {key}={p.default if p.default is not None else 1}.",
+        ) from None
     if p.type == "bool":
         if isinstance(value, bool):
             return value
         text = str(value).lower()
         if text not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-            raise CutediffError(f"--param {key}={value!r} is not true or false.", f"Write it as e.g. --param {key}=true.")
+            raise CutediffError(
+                f"--param {key}={value!r} is not true or false.", f"Write it as e.g. --param {key}=true."
+            )
         return text in ("1", "true", "yes", "on")
     if p.type == "window" and isinstance(value, (list, tuple)) and len(value) == 2:
         return [int(value[0]), int(value[1])]
@@ -261,7 +320,9 @@ def _convert(p: Param, key: str, value: Any) -> Any:
         try:
             left, right = (int(x) for x in value.split(","))
         except ValueError:
-            raise CutediffError(f"--{key} {value!r} is not two integers L,R.", f"Write it as e.g. --{key} 128,0.") from None
+            raise CutediffError(
+                f"--{key} {value!r} is not two integers L,R.", f"Write it as e.g. --{key} 128,0."
+            ) from None
         return [left, right]
     if p.type == "str" and not isinstance(value, str):
         return str(value)
@@ -283,8 +344,9 @@ def coerce_params(recipe: RecipeInfo, given: dict[str, Any]) -> dict[str, Any]:
             if not recipe.strict:
                 out[key] = value
                 continue
-            raise CutediffError(f"Recipe {recipe.name} has no parameter {key!r}.",
-                                f"Its parameters: {', '.join(known) or 'none'}.")
+            raise CutediffError(
+                f"Recipe {recipe.name} has no parameter {key!r}.", f"Its parameters: {', '.join(known) or 'none'}."
+            )
         p = known[key]
         value = _convert(p, key, value)
         if p.choices and value not in p.choices:

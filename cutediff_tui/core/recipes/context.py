@@ -85,10 +85,20 @@ class RecipeContext:
         if not isinstance(name, str):
             return name
         table = {
-            "bf16": "BFloat16", "fp16": "Float16", "fp32": "Float32", "fp64": "Float64",
-            "fp8": "Float8E4M3FN", "e4m3": "Float8E4M3FN", "e5m2": "Float8E5M2",
-            "int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64",
-            "uint8": "Uint8", "uint32": "Uint32", "bool": "Boolean",
+            "bf16": "BFloat16",
+            "fp16": "Float16",
+            "fp32": "Float32",
+            "fp64": "Float64",
+            "fp8": "Float8E4M3FN",
+            "e4m3": "Float8E4M3FN",
+            "e5m2": "Float8E5M2",
+            "int8": "Int8",
+            "int16": "Int16",
+            "int32": "Int32",
+            "int64": "Int64",
+            "uint8": "Uint8",
+            "uint32": "Uint32",
+            "bool": "Boolean",
         }
         return getattr(cutlass, table.get(name, name))
 
@@ -98,8 +108,15 @@ class RecipeContext:
 
         return cute.sym_int(divisibility=divisibility)
 
-    def fake_tensor(self, dtype: Any, shape: tuple, *, stride: tuple | None = None, order: tuple | None = None,
-                    align: int | None = None):
+    def fake_tensor(
+        self,
+        dtype: Any,
+        shape: tuple,
+        *,
+        stride: tuple | None = None,
+        order: tuple | None = None,
+        align: int | None = None,
+    ):
         """A DSL fake tensor for ``cute.compile`` (no torch, no GPU).
 
         ``shape`` entries may be ints or ``None`` (a dynamic extent). Without ``stride`` the layout

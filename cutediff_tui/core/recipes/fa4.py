@@ -19,11 +19,25 @@ def _shapes(ctx) -> dict[str, Any]:
         total, docs = p["total"], p["docs"]
         if docs < 1 or total < docs:
             raise ValueError(f"--total {total} must be at least --docs {docs} (>= 1)")
-        return dict(varlen=True, q=(total, heads, hdim), k=(total, kv_heads, hdim), v=(total, kv_heads, hdim_v),
-                    o=(total, heads, hdim_v), lse=(heads, total), docs=docs, max_seqlen=(total + docs - 1) // docs)
+        return dict(
+            varlen=True,
+            q=(total, heads, hdim),
+            k=(total, kv_heads, hdim),
+            v=(total, kv_heads, hdim_v),
+            o=(total, heads, hdim_v),
+            lse=(heads, total),
+            docs=docs,
+            max_seqlen=(total + docs - 1) // docs,
+        )
     b, s = p["batch"], p["seqlen"]
-    return dict(varlen=False, q=(b, s, heads, hdim), k=(b, s, kv_heads, hdim), v=(b, s, kv_heads, hdim_v),
-                o=(b, s, heads, hdim_v), lse=(b, heads, s))
+    return dict(
+        varlen=False,
+        q=(b, s, heads, hdim),
+        k=(b, s, kv_heads, hdim),
+        v=(b, s, kv_heads, hdim_v),
+        o=(b, s, heads, hdim_v),
+        lse=(b, heads, s),
+    )
 
 
 def _window(ctx) -> dict[str, Any]:
@@ -46,8 +60,9 @@ def _fwd(ctx, sh):
     from flash_attn.cute.interface import _flash_attn_fwd
 
     q, k, v = ctx.empty(*sh["q"]), ctx.empty(*sh["k"]), ctx.empty(*sh["v"])
-    return _flash_attn_fwd(q, k, v, causal=ctx.params["causal"], return_lse=True,
-                           **_varlen_kwargs(ctx, sh), **_window(ctx))
+    return _flash_attn_fwd(
+        q, k, v, causal=ctx.params["causal"], return_lse=True, **_varlen_kwargs(ctx, sh), **_window(ctx)
+    )
 
 
 def _bwd(ctx, sh, out=None, lse=None):
@@ -61,8 +76,9 @@ def _bwd(ctx, sh, out=None, lse=None):
         lse = ctx.empty(*sh["lse"], dtype=torch.float32)
     dout = ctx.empty(*sh["o"])
     # Autograd's .backward() needs a real CUDA torch; the backward entry point works under fakes.
-    return _flash_attn_bwd(q, k, v, out, dout, lse, causal=ctx.params["causal"],
-                           **_varlen_kwargs(ctx, sh), **_window(ctx))
+    return _flash_attn_bwd(
+        q, k, v, out, dout, lse, causal=ctx.params["causal"], **_varlen_kwargs(ctx, sh), **_window(ctx)
+    )
 
 
 def fa4_fwd(ctx) -> None:

@@ -19,7 +19,8 @@ import importlib.machinery
 import inspect
 import os
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _DTYPES = {"bf16": "BFloat16", "fp16": "Float16", "fp32": "Float32"}
 
@@ -242,11 +243,22 @@ def _rmsnorm_values(ctx) -> dict[str, Any]:
     res = dt if p["residual"] else None
     return {
         "N": _n(ctx),
-        "dtype": dt, "out_dtype": dt, "dout_dtype": dt, "dx_dtype": dt,
-        "weight_dtype": wdt, "bias_dtype": None,
-        "res_dtype": res, "res_out_dtype": res, "dres_dtype": res, "dres_out_dtype": res,
-        "has_rstd": True, "has_mean": False, "is_layernorm": False, "per_head": False,
-        "has_db_partial": False, "has_dw_partial": wdt is not None,
+        "dtype": dt,
+        "out_dtype": dt,
+        "dout_dtype": dt,
+        "dx_dtype": dt,
+        "weight_dtype": wdt,
+        "bias_dtype": None,
+        "res_dtype": res,
+        "res_out_dtype": res,
+        "dres_dtype": res,
+        "dres_out_dtype": res,
+        "has_rstd": True,
+        "has_mean": False,
+        "is_layernorm": False,
+        "per_head": False,
+        "has_db_partial": False,
+        "has_dw_partial": wdt is not None,
     }
 
 
@@ -282,7 +294,9 @@ def quack_softmax_fwd(ctx) -> None:
 def quack_softmax_bwd(ctx) -> None:
     """Compile quack's softmax backward kernel."""
     _setup(ctx)
-    fn = _find(ctx, "softmax backward", "quack.softmax:_compile_softmax_backward", "quack.softmax:SoftmaxBackward.compile")
+    fn = _find(
+        ctx, "softmax backward", "quack.softmax:_compile_softmax_backward", "quack.softmax:SoftmaxBackward.compile"
+    )
     _call("softmax backward", fn, _softmax_values(ctx))
 
 
@@ -294,24 +308,38 @@ def _ce_values(ctx) -> dict[str, Any]:
 
     dt = _dtype(ctx.params["dtype"])
     return {
-        "N": _n(ctx), "dtype": dt, "target_dtype": cutlass.Int64, "target_logit_dtype": None,
-        "target_logit_ndim": 1, "has_lse": True, "has_dx": bool(ctx.params["fused_dx"]), "weight_dtype": None,
+        "N": _n(ctx),
+        "dtype": dt,
+        "target_dtype": cutlass.Int64,
+        "target_logit_dtype": None,
+        "target_logit_ndim": 1,
+        "has_lse": True,
+        "has_dx": bool(ctx.params["fused_dx"]),
+        "weight_dtype": None,
     }
 
 
 def quack_cross_entropy_fwd(ctx) -> None:
     """Compile quack's cross-entropy forward kernel."""
     _setup(ctx)
-    fn = _find(ctx, "cross-entropy forward", "quack.cross_entropy:_compile_cross_entropy_fwd",
-               "quack.cross_entropy:CrossEntropy.compile")
+    fn = _find(
+        ctx,
+        "cross-entropy forward",
+        "quack.cross_entropy:_compile_cross_entropy_fwd",
+        "quack.cross_entropy:CrossEntropy.compile",
+    )
     _call("cross-entropy forward", fn, _ce_values(ctx))
 
 
 def quack_cross_entropy_bwd(ctx) -> None:
     """Compile quack's cross-entropy backward kernel."""
     _setup(ctx)
-    fn = _find(ctx, "cross-entropy backward", "quack.cross_entropy:_compile_cross_entropy_backward",
-               "quack.cross_entropy:CrossEntropyBackward.compile")
+    fn = _find(
+        ctx,
+        "cross-entropy backward",
+        "quack.cross_entropy:_compile_cross_entropy_backward",
+        "quack.cross_entropy:CrossEntropyBackward.compile",
+    )
     _call("cross-entropy backward", fn, _ce_values(ctx))
 
 
@@ -349,13 +377,35 @@ def quack_gemm(ctx) -> None:
     except ImportError:
         rn = 0
     values = {
-        "a_dtype": dt, "b_dtype": dt, "d_dtype": _dtype(p["out_dtype"]) or dt, "c_dtype": None,
-        "a_major": "k", "b_major": "k", "d_major": "n", "c_major": None,
-        "tile_shape_mn": (tm, tn), "cluster_shape_mnk": (cm, cn, 1),
-        "pingpong": ping, "persistent": True, "is_dynamic_persistent": dyn,
-        "rowvec_dtype": None, "colvec_dtype": None, "colvec_ndim": 0, "alpha_mode": 0, "beta_mode": 0,
-        "add_to_output": False, "concat_layout": (), "varlen_m": False, "varlen_k": False, "gather_A": False,
-        "use_tma_gather": False, "has_batch_idx_permute": False, "device_capacity": cap,
-        "rounding_mode": rn, "sr_seed_mode": 0, "has_trace_ptr": False, "num_warps": None,
+        "a_dtype": dt,
+        "b_dtype": dt,
+        "d_dtype": _dtype(p["out_dtype"]) or dt,
+        "c_dtype": None,
+        "a_major": "k",
+        "b_major": "k",
+        "d_major": "n",
+        "c_major": None,
+        "tile_shape_mn": (tm, tn),
+        "cluster_shape_mnk": (cm, cn, 1),
+        "pingpong": ping,
+        "persistent": True,
+        "is_dynamic_persistent": dyn,
+        "rowvec_dtype": None,
+        "colvec_dtype": None,
+        "colvec_ndim": 0,
+        "alpha_mode": 0,
+        "beta_mode": 0,
+        "add_to_output": False,
+        "concat_layout": (),
+        "varlen_m": False,
+        "varlen_k": False,
+        "gather_A": False,
+        "use_tma_gather": False,
+        "has_batch_idx_permute": False,
+        "device_capacity": cap,
+        "rounding_mode": rn,
+        "sr_seed_mode": 0,
+        "has_trace_ptr": False,
+        "num_warps": None,
     }
     _call("GEMM", fn, values)

@@ -146,8 +146,13 @@ def _make_param(values: Any, node: ast.AST) -> Param:
     name = values["name"].replace("-", "_")
     if not name.isidentifier():
         raise _NotLiteral(node, f"the parameter name {values['name']!r}")
-    p = Param(name, values.get("type") or "", values.get("default"), tuple(values.get("choices") or ()),
-              str(values.get("help") or ""))
+    p = Param(
+        name,
+        values.get("type") or "",
+        values.get("default"),
+        tuple(values.get("choices") or ()),
+        str(values.get("help") or ""),
+    )
     if p.type not in PARAM_TYPES:
         raise _NotLiteral(node, f"the parameter type {p.type!r} (use one of {', '.join(PARAM_TYPES)})")
     return p
@@ -173,7 +178,9 @@ def _archs(value: Any, node: ast.AST) -> tuple[int, ...]:
 def _declaration(function: str, lineno: int, decl: dict, node: ast.AST, doc: str) -> Declaration:
     unknown = set(decl) - set(_DECL_KEYS)
     if unknown:
-        raise _NotLiteral(node, f"the unknown keyword(s) {', '.join(sorted(unknown))} (use {', '.join(_DECL_KEYS[1:])})")
+        raise _NotLiteral(
+            node, f"the unknown keyword(s) {', '.join(sorted(unknown))} (use {', '.join(_DECL_KEYS[1:])})"
+        )
     params = tuple(_make_param(p, node) for p in (decl.get("params") or ()))
     names = [p.name for p in params]
     dup = {n for n in names if names.count(n) > 1}
@@ -299,7 +306,10 @@ def local_imports(path: Path, tree: ast.Module | None = None, *, limit: int = 64
             except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
                 continue
         for mod in _imported_modules(t, cur, root):
-            for cand in (root.joinpath(*mod.split(".")).with_suffix(".py"), root.joinpath(*mod.split("."), "__init__.py")):
+            for cand in (
+                root.joinpath(*mod.split(".")).with_suffix(".py"),
+                root.joinpath(*mod.split("."), "__init__.py"),
+            ):
                 if cand.is_file() and cand != path.resolve() and cand not in seen:
                     seen.append(cand)
                     todo.append((cand, None))
@@ -360,16 +370,20 @@ def pick(parsed: ParsedFile, function: str | None, label: str) -> Declaration:
             found = ", ".join(d.function for d in parsed.declarations) or ", ".join(
                 n for n, v in parsed.functions.items() if isinstance(v, ast.FunctionDef) and not n.startswith("_")
             )
-            raise CutediffError(f"{label} has no function {function!r}.",
-                                f"Its recipes: {found}." if found else "Define it at the top level of the file.")
+            raise CutediffError(
+                f"{label} has no function {function!r}.",
+                f"Its recipes: {found}." if found else "Define it at the top level of the file.",
+            )
         doc = _first_line(ast.get_docstring(node)) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
         return Declaration(function, getattr(node, "lineno", 0), False, summary=doc)
     if len(parsed.declarations) == 1:
         return parsed.declarations[0]
     if len(parsed.declarations) > 1:
         names = ", ".join(d.function for d in parsed.declarations)
-        raise CutediffError(f"{label} declares {len(parsed.declarations)} recipes ({names}).",
-                            f"Name one, e.g. {label.split()[-1]}:{parsed.declarations[0].function}.")
+        raise CutediffError(
+            f"{label} declares {len(parsed.declarations)} recipes ({names}).",
+            f"Name one, e.g. {label.split()[-1]}:{parsed.declarations[0].function}.",
+        )
     node = parsed.functions.get("recipe")
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return Declaration("recipe", node.lineno, False, summary=_first_line(ast.get_docstring(node)))
@@ -379,8 +393,9 @@ def pick(parsed: ParsedFile, function: str | None, label: str) -> Declaration:
     )
 
 
-def file_recipe(path: Path, function: str | None = None, *, name: str | None = None,
-                label: str | None = None) -> RecipeInfo:
+def file_recipe(
+    path: Path, function: str | None = None, *, name: str | None = None, label: str | None = None
+) -> RecipeInfo:
     """The :class:`RecipeInfo` of a recipe in a file (read with ast)."""
     label = label or f"Recipe file {display(path)}"
     parsed = parse_file(path, what=label)
@@ -435,8 +450,15 @@ def resolve_reference(ref: str, *, search: list[str] | tuple[str, ...] = ()) -> 
                 f"Module {head} is not on this machine's Python path, so cutediff cannot read which recipe it declares.",
                 f"Name the function ({head}:FUNCTION), or pin its source folder with --with.",
             )
-        return RecipeInfo(ref, f"{head}.{function} (declaration not readable here)", f"{head}:{function}",
-                          (), ALL_ARCHS, kind="module", strict=False)
+        return RecipeInfo(
+            ref,
+            f"{head}.{function} (declaration not readable here)",
+            f"{head}:{function}",
+            (),
+            ALL_ARCHS,
+            kind="module",
+            strict=False,
+        )
     label = f"Recipe module {head} ({display(found)})"
     parsed = parse_file(found, what=label)
     d = pick(parsed, function, label)

@@ -79,12 +79,14 @@ class SourcePlan:
         """Resolve again after an edit (declarations, helper imports); raises CutediffError."""
         from . import get_recipe
 
-        primary = get_recipe(self.primary.name if self.primary.kind == "builtin" else _ref_of(self.primary),
-                             search=self.search)
+        primary = get_recipe(
+            self.primary.name if self.primary.kind == "builtin" else _ref_of(self.primary), search=self.search
+        )
         if self.primary.kind != "builtin":
             primary = replace(primary, name=self.primary.name)
-        return plan_sources(primary, self.sides[0].source, self.sides[1].source, search=self.search,
-                            local_paths=self.local_paths)
+        return plan_sources(
+            primary, self.sides[0].source, self.sides[1].source, search=self.search, local_paths=self.local_paths
+        )
 
 
 def _ref_of(recipe: RecipeInfo) -> str:
@@ -94,9 +96,14 @@ def _ref_of(recipe: RecipeInfo) -> str:
     return recipe.entry
 
 
-def plan_sources(primary: RecipeInfo, a_source: str | None = None, b_source: str | None = None, *,
-                 search: tuple[str, ...] | list[str] = (),
-                 local_paths: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> SourcePlan:
+def plan_sources(
+    primary: RecipeInfo,
+    a_source: str | None = None,
+    b_source: str | None = None,
+    *,
+    search: tuple[str, ...] | list[str] = (),
+    local_paths: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+) -> SourcePlan:
     """Each side's recipe: ``primary`` itself, or ``primary`` read from the side's source."""
     sides = []
     for side, source in zip(SIDES, (a_source, b_source)):
@@ -126,7 +133,7 @@ def side_recipe(primary: RecipeInfo, source: str, side: str) -> tuple[RecipeInfo
     name = f"{primary.name} {label}"
     what = f"Side {side.upper()}'s recipe source {source}"
     if source.startswith(GIT_PREFIX):
-        rev = source[len(GIT_PREFIX):].strip() or "HEAD"
+        rev = source[len(GIT_PREFIX) :].strip() or "HEAD"
         path = materialize_git(own, rev, side)
         return file_recipe(path, primary.function, name=name, label=f"{what} ({display(own)} at {rev})"), False
     path = Path(source).expanduser()
@@ -140,8 +147,10 @@ def side_recipe(primary: RecipeInfo, source: str, side: str) -> tuple[RecipeInfo
         candidates.append(path / own.name)
         found = next((c for c in candidates if c.is_file()), None)
         if found is None:
-            raise CutediffError(f"{what} is a folder without {own.name} in it.",
-                                "Give the recipe file itself, or a checkout that has it at the same path.")
+            raise CutediffError(
+                f"{what} is a folder without {own.name} in it.",
+                "Give the recipe file itself, or a checkout that has it at the same path.",
+            )
         path = found
     elif not path.exists():
         raise CutediffError(f"{what} does not exist.", "Give a recipe file, a folder holding one, or git:REV.")
@@ -155,7 +164,9 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(["git", *args], cwd=str(cwd), capture_output=True, timeout=60)
     except FileNotFoundError:
-        raise CutediffError("git:REV sources need git, and it is not installed.", "Install git or give a file path.") from None
+        raise CutediffError(
+            "git:REV sources need git, and it is not installed.", "Install git or give a file path."
+        ) from None
 
 
 def sources_dir() -> Path:
@@ -174,13 +185,17 @@ def materialize_git(path: Path, rev: str, side: str = "b") -> Path:
     folder = path.parent
     top = _git(["rev-parse", "--show-toplevel"], folder)
     if top.returncode != 0:
-        raise CutediffError(f"Side {side.upper()}: git:{rev} needs {display(path)} to be inside a git repository, and it is not.",
-                            "Give the other version as a file path instead.")
+        raise CutediffError(
+            f"Side {side.upper()}: git:{rev} needs {display(path)} to be inside a git repository, and it is not.",
+            "Give the other version as a file path instead.",
+        )
     root = Path(top.stdout.decode().strip()).resolve()
     commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], root)
     if commit.returncode != 0:
-        raise CutediffError(f"Side {side.upper()}: git has no revision {rev!r} in {root}.",
-                            "Use a commit, branch or tag, e.g. git:HEAD or git:HEAD~1.")
+        raise CutediffError(
+            f"Side {side.upper()}: git has no revision {rev!r} in {root}.",
+            "Use a commit, branch or tag, e.g. git:HEAD or git:HEAD~1.",
+        )
     sha = commit.stdout.decode().strip()
     rel = path.relative_to(root)
     dest_root = sources_dir() / sha[:16]
@@ -200,8 +215,10 @@ def materialize_git(path: Path, rev: str, side: str = "b") -> Path:
 
     main = fetch(rel)
     if main is None:
-        raise CutediffError(f"Side {side.upper()}: {rel.as_posix()} does not exist at git:{rev} ({sha[:10]}).",
-                            "Pick a revision that has the recipe file.")
+        raise CutediffError(
+            f"Side {side.upper()}: {rel.as_posix()} does not exist at git:{rev} ({sha[:10]}).",
+            "Pick a revision that has the recipe file.",
+        )
     # Helpers the recipe imports, as they were at that revision (helpers may import helpers).
     tried: set[Path] = set()
     while True:
@@ -239,8 +256,10 @@ def _helper_candidates(main: Path) -> list[Path]:
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue
         for mod in _imported_modules(tree, cur, main.parent):
-            for cand in (main.parent.joinpath(*mod.split(".")).with_suffix(".py"),
-                         main.parent.joinpath(*mod.split("."), "__init__.py")):
+            for cand in (
+                main.parent.joinpath(*mod.split(".")).with_suffix(".py"),
+                main.parent.joinpath(*mod.split("."), "__init__.py"),
+            ):
                 if cand not in out:
                     out.append(cand)
                 if cand.is_file():
@@ -256,8 +275,9 @@ def side_params(recipe: RecipeInfo, params: dict) -> dict:
     return {**recipe.defaults(), **params}
 
 
-def run_compare_plan(opts, plan: SourcePlan | None, progress: Progress = _noop,
-                     cancel: threading.Event | None = None) -> dict:
+def run_compare_plan(
+    opts, plan: SourcePlan | None, progress: Progress = _noop, cancel: threading.Event | None = None
+) -> dict:
     """:func:`~cutediff_tui.core.compare.run_compare` with each side's own recipe (see module doc)."""
     from ..compare import run_compare
 
@@ -265,5 +285,11 @@ def run_compare_plan(opts, plan: SourcePlan | None, progress: Progress = _noop,
         return run_compare(opts, progress, cancel)
     side_opts = tuple(replace(opts, recipe=s.recipe, params=side_params(s.recipe, opts.params)) for s in plan.sides)
     labels = tuple(f"{spec.label} [{s.source}]" if s.source else None for spec, s in zip(opts.specs, plan.sides))
-    return run_compare(opts, progress, cancel, side_opts=side_opts, labels=labels,  # type: ignore[arg-type]
-                       sources=plan.describe())
+    return run_compare(
+        opts,
+        progress,
+        cancel,
+        side_opts=side_opts,
+        labels=labels,  # type: ignore[arg-type]
+        sources=plan.describe(),
+    )

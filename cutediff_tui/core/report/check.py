@@ -34,8 +34,10 @@ class Limits:
     kernel_filter: str | None = None
 
     def any(self) -> bool:
-        return any(v is not None for v in (self.max_spill_bytes, self.max_register_delta, self.max_stack_delta,
-                                           self.max_slowdown_pct))
+        return any(
+            v is not None
+            for v in (self.max_spill_bytes, self.max_register_delta, self.max_stack_delta, self.max_slowdown_pct)
+        )
 
 
 @dataclass
@@ -79,11 +81,15 @@ class CheckResult:
         fails = self.failures
         if fails:
             kernels = sorted({o.kernel for o in fails})
-            return (f"cutediff check: {len(fails)} limit(s) broken in {len(kernels)} kernel(s) "
-                    f"({', '.join(kernels)}); {n - len(fails)} of {n} check(s) passed or skipped")
+            return (
+                f"cutediff check: {len(fails)} limit(s) broken in {len(kernels)} kernel(s) "
+                f"({', '.join(kernels)}); {n - len(fails)} of {n} check(s) passed or skipped"
+            )
         passed = sum(1 for o in self.outcomes if o.status == PASS)
         skipped = n - passed
-        return f"cutediff check: within limits ({passed} check(s) passed" + (f", {skipped} skipped)" if skipped else ")")
+        return f"cutediff check: within limits ({passed} check(s) passed" + (
+            f", {skipped} skipped)" if skipped else ")"
+        )
 
 
 def _bytes(v: object) -> str:
@@ -100,8 +106,9 @@ def _spill(name: str, b: dict, limit: int) -> CheckOutcome:
     if over:
         msg = f"{' and '.join(over)} on B exceed --max-spill-bytes {limit}"
         return CheckOutcome(name, "max-spill-bytes", FAIL, msg, worst, limit)
-    return CheckOutcome(name, "max-spill-bytes", PASS, f"spill stores {st} B, spill loads {ld} B on B (limit {limit} B)",
-                        worst, limit)
+    return CheckOutcome(
+        name, "max-spill-bytes", PASS, f"spill stores {st} B, spill loads {ld} B on B (limit {limit} B)", worst, limit
+    )
 
 
 def _delta(name: str, a: dict, b: dict, key: str, what: str, unit: str, option: str, limit: int) -> CheckOutcome:
@@ -122,8 +129,14 @@ def _delta(name: str, a: dict, b: dict, key: str, what: str, unit: str, option: 
 def _slowdown(c: dict, limit: float) -> list[CheckOutcome]:
     shapes = M.bench_shapes(c)
     if not shapes:
-        return [CheckOutcome("bench", "max-slowdown", SKIP,
-                             "slowdown not measured: the comparison holds no benchmark, so --max-slowdown was not checked")]
+        return [
+            CheckOutcome(
+                "bench",
+                "max-slowdown",
+                SKIP,
+                "slowdown not measured: the comparison holds no benchmark, so --max-slowdown was not checked",
+            )
+        ]
     out = []
     for row in shapes:
         label = M.shape_label(row.get("shape"))
@@ -137,9 +150,16 @@ def _slowdown(c: dict, limit: float) -> list[CheckOutcome]:
         extra = f", 95% CI of B/A {ci}" if ci != "-" else ""
         text = f"B/A {ratio:.4f} ({pct:+.2f}%{extra})"
         if pct > limit:
-            out.append(CheckOutcome(name, "max-slowdown", FAIL,
-                                    f"B is {pct:.2f}% slower than A, over --max-slowdown {limit:g}%: {text}",
-                                    round(pct, 4), limit))
+            out.append(
+                CheckOutcome(
+                    name,
+                    "max-slowdown",
+                    FAIL,
+                    f"B is {pct:.2f}% slower than A, over --max-slowdown {limit:g}%: {text}",
+                    round(pct, 4),
+                    limit,
+                )
+            )
         else:
             out.append(CheckOutcome(name, "max-slowdown", PASS, f"{text}, limit +{limit:g}%", round(pct, 4), limit))
     return out
@@ -150,21 +170,29 @@ def check_comparison(comparison: dict, limits: Limits) -> CheckResult:
     c = comparison
     res = CheckResult(title=f"{M.side_label(c, 'a')} vs {M.side_label(c, 'b')}")
     for s, err in M.side_errors(c):
-        res.outcomes.append(CheckOutcome(f"side {s.upper()}", "compile", ERROR,
-                                         f"side {s.upper()} ({M.side_name(c, s)}) failed: {err}"))
+        res.outcomes.append(
+            CheckOutcome(f"side {s.upper()}", "compile", ERROR, f"side {s.upper()} ({M.side_name(c, s)}) failed: {err}")
+        )
     if res.errors:
         return res
     ks = M.kernels(c)
     if not ks:
-        res.outcomes.append(CheckOutcome("comparison", "kernels", ERROR,
-                                         "the comparison holds no kernel, so nothing can be checked"))
+        res.outcomes.append(
+            CheckOutcome("comparison", "kernels", ERROR, "the comparison holds no kernel, so nothing can be checked")
+        )
         return res
     if limits.kernel_filter:
         try:
             rx = re.compile(limits.kernel_filter)
         except re.error as exc:
-            res.outcomes.append(CheckOutcome("comparison", "kernel-filter", ERROR,
-                                             f"--kernel-filter {limits.kernel_filter!r} is not a regular expression ({exc})"))
+            res.outcomes.append(
+                CheckOutcome(
+                    "comparison",
+                    "kernel-filter",
+                    ERROR,
+                    f"--kernel-filter {limits.kernel_filter!r} is not a regular expression ({exc})",
+                )
+            )
             return res
 
         def keep(k: dict) -> bool:
@@ -174,8 +202,14 @@ def check_comparison(comparison: dict, limits: Limits) -> CheckResult:
         chosen = [k for k in ks if keep(k)]
         if not chosen:
             names = ", ".join(str(k.get("name")) for k in ks)
-            res.outcomes.append(CheckOutcome("comparison", "kernel-filter", ERROR,
-                                             f"--kernel-filter {limits.kernel_filter!r} matches none of the kernels ({names})"))
+            res.outcomes.append(
+                CheckOutcome(
+                    "comparison",
+                    "kernel-filter",
+                    ERROR,
+                    f"--kernel-filter {limits.kernel_filter!r} matches none of the kernels ({names})",
+                )
+            )
             return res
         skipped = len(ks) - len(chosen)
         if skipped:
@@ -188,18 +222,26 @@ def check_comparison(comparison: dict, limits: Limits) -> CheckResult:
         a, b = M.metrics(k, "a"), M.metrics(k, "b")
         if not b:
             if limits.any():
-                res.outcomes.append(CheckOutcome(name, "present", ERROR,
-                                                 f"kernel {name} is missing on side B, so its limits cannot be checked "
-                                                 "(leave it out with --kernel-filter)"))
+                res.outcomes.append(
+                    CheckOutcome(
+                        name,
+                        "present",
+                        ERROR,
+                        f"kernel {name} is missing on side B, so its limits cannot be checked "
+                        "(leave it out with --kernel-filter)",
+                    )
+                )
             continue
         if limits.max_spill_bytes is not None:
             res.outcomes.append(_spill(name, b, limits.max_spill_bytes))
         if limits.max_register_delta is not None:
-            res.outcomes.append(_delta(name, a, b, "registers", "registers", "", "--max-register-delta",
-                                       limits.max_register_delta))
+            res.outcomes.append(
+                _delta(name, a, b, "registers", "registers", "", "--max-register-delta", limits.max_register_delta)
+            )
         if limits.max_stack_delta is not None:
-            res.outcomes.append(_delta(name, a, b, "stack_bytes", "stack", "B", "--max-stack-delta",
-                                       limits.max_stack_delta))
+            res.outcomes.append(
+                _delta(name, a, b, "stack_bytes", "stack", "B", "--max-stack-delta", limits.max_stack_delta)
+            )
     if limits.max_slowdown_pct is not None:
         res.outcomes.extend(_slowdown(c, limits.max_slowdown_pct))
     return res

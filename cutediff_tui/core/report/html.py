@@ -79,8 +79,11 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequen
     head = "".join(f'<th class="n">{h}</th>' if i in numeric else f"<th>{h}</th>" for i, h in enumerate(header))
     body = []
     for r in rows:
-        body.append("<tr>" + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>"
-                                     for i, c in enumerate(r)) + "</tr>")
+        body.append(
+            "<tr>"
+            + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>" for i, c in enumerate(r))
+            + "</tr>"
+        )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
@@ -161,14 +164,24 @@ def _environment(c: dict) -> str:
     if main:
         pk = _table(["package", f"A {e(na)}", f"B {e(nb)}"], [row(*r) for r in main])
         if other:
-            pk += _details(f"The other {len(other)} packages of the two environments",
-                           _table(["package", "A", "B"], [row(*r) for r in other]))
+            pk += _details(
+                f"The other {len(other)} packages of the two environments",
+                _table(["package", "A", "B"], [row(*r) for r in other]),
+            )
     notes = M.side_notes(c)
     note_html = ""
     if notes:
-        items = "<ul>" + "".join(f"<li>{'sides' if ' and ' in s else 'side'} {e(s)} {e(t)}</li>" for s, t in notes) + "</ul>"
-        note_html = _details(f"What the builds needed ({len(notes)} shims and notes)", items) if len(notes) > 4 else items
-    return f'<section><h2>Environment</h2><div class="grid2"><div>{host}</div><div>{pk}{note_html}</div></div></section>'
+        items = (
+            "<ul>"
+            + "".join(f"<li>{'sides' if ' and ' in s else 'side'} {e(s)} {e(t)}</li>" for s, t in notes)
+            + "</ul>"
+        )
+        note_html = (
+            _details(f"What the builds needed ({len(notes)} shims and notes)", items) if len(notes) > 4 else items
+        )
+    return (
+        f'<section><h2>Environment</h2><div class="grid2"><div>{host}</div><div>{pk}{note_html}</div></div></section>'
+    )
 
 
 def _cards(c: dict, k: dict) -> str:
@@ -183,9 +196,11 @@ def _cards(c: dict, k: dict) -> str:
         u = f" {unit}" if unit else ""
         cls = " worse" if worse else ""
         dcls = "worse" if worse else ("better" if sign < 0 else "same")
-        out.append(f'<div class="card{cls}"><div class="k">{e(label)}</div>'
-                   f'<div class="v">{e(M.num(va))} → {e(M.num(vb))}{e(u)}</div>'
-                   f'<div class="d {dcls}">{e(text or "")}</div></div>')
+        out.append(
+            f'<div class="card{cls}"><div class="k">{e(label)}</div>'
+            f'<div class="v">{e(M.num(va))} → {e(M.num(vb))}{e(u)}</div>'
+            f'<div class="d {dcls}">{e(text or "")}</div></div>'
+        )
     return f'<div class="cards">{"".join(out)}</div>' if out else ""
 
 
@@ -193,7 +208,11 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
     name = str(k.get("name") or "kernel")
     a, b = M.metrics(k, "a"), M.metrics(k, "b")
     na, nb = M.side_name(c, "a"), M.side_name(c, "b")
-    out = [f'<section id="kernel-{idx}"><h2>Kernel {e(name)}</h2>', f"<p>{e(M.kernel_sentence(c, k))}.</p>", _cards(c, k)]
+    out = [
+        f'<section id="kernel-{idx}"><h2>Kernel {e(name)}</h2>',
+        f"<p>{e(M.kernel_sentence(c, k))}.</p>",
+        _cards(c, k),
+    ]
     if k.get("pair_error"):
         out.append(f'<div class="alert">{e(k["pair_error"])}</div>')
     rows = []
@@ -202,26 +221,39 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
         if va is None and vb is None:
             continue
         rows.append((e(f"{label} ({unit})" if unit else label), e(M.num(va)), e(M.num(vb)), _delta(key, va, vb)))
-    left = ("<h3>Resources</h3>" + _table(["resource", f"A {e(na)}", f"B {e(nb)}", "Δ"], rows, numeric=(1, 2, 3))) if rows else ""
+    left = (
+        ("<h3>Resources</h3>" + _table(["resource", f"A {e(na)}", f"B {e(nb)}", "Δ"], rows, numeric=(1, 2, 3)))
+        if rows
+        else ""
+    )
     ops = M.opcode_rows(k)
     if ops:
         left += "<h3>Key opcodes</h3>" + _table(
             ["opcode", f"A {e(na)}", f"B {e(nb)}", "Δ"],
-            [(_code(op), str(x), str(y), _delta(op.lower(), x, y)) for op, x, y in ops], numeric=(1, 2, 3))
+            [(_code(op), str(x), str(y), _delta(op.lower(), x, y)) for op, x, y in ops],
+            numeric=(1, 2, 3),
+        )
     classes = M.class_rows(k)
     right = ""
     if classes:
-        right = (f"<h3>Instruction classes</h3><p class=\"meta\">{e(M.mix_sentence(k))}</p>"
-                 + _table(["class", "A", "B", "Δ"],
-                          [(e(lab), str(x), str(y), _delta(key, x, y, worse_when_higher=False)) for key, lab, x, y in classes],
-                          numeric=(1, 2, 3)))
+        right = f'<h3>Instruction classes</h3><p class="meta">{e(M.mix_sentence(k))}</p>' + _table(
+            ["class", "A", "B", "Δ"],
+            [(e(lab), str(x), str(y), _delta(key, x, y, worse_when_higher=False)) for key, lab, x, y in classes],
+            numeric=(1, 2, 3),
+        )
     if classes:
-        chart = svg.grouped_hbars([lab for _, lab, _, _ in classes],
-                                  [(f"A {na}", [x for _, _, x, _ in classes], COLOR["a"]),
-                                   (f"B {nb}", [y for _, _, _, y in classes], COLOR["b"])],
-                                  title=f"Instruction classes of {name}, A vs B")
-        out.append(f'<h3>Instruction mix</h3><div class="figure">{chart}<div class="caption">SASS instructions per class, '
-                   "A vs B; classes that differ are in bold.</div></div>")
+        chart = svg.grouped_hbars(
+            [lab for _, lab, _, _ in classes],
+            [
+                (f"A {na}", [x for _, _, x, _ in classes], COLOR["a"]),
+                (f"B {nb}", [y for _, _, _, y in classes], COLOR["b"]),
+            ],
+            title=f"Instruction classes of {name}, A vs B",
+        )
+        out.append(
+            f'<h3>Instruction mix</h3><div class="figure">{chart}<div class="caption">SASS instructions per class, '
+            "A vs B; classes that differ are in bold.</div></div>"
+        )
     out.append(_pressure(c, k, name))
     out.append(f'<div class="grid2"><div>{left}</div><div>{right}</div></div>')
     al = M.alignment_text(k)
@@ -229,10 +261,24 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
         out.append(f'<p class="meta">{e(al[0].upper() + al[1:])}.</p>')
     hunks = M.alignment_hunks(k)
     if hunks:
-        out.append(_details(f"The {len(hunks)} largest SASS differences", _table(
-            ["kind", "A instructions", "B instructions", "what changed"],
-            [(e(h.get("kind") or ""), e(M.range_text(h.get("a_range"))), e(M.range_text(h.get("b_range"))),
-              e(h.get("summary") or "")) for h in hunks], numeric=(1, 2))))
+        out.append(
+            _details(
+                f"The {len(hunks)} largest SASS differences",
+                _table(
+                    ["kind", "A instructions", "B instructions", "what changed"],
+                    [
+                        (
+                            e(h.get("kind") or ""),
+                            e(M.range_text(h.get("a_range"))),
+                            e(M.range_text(h.get("b_range"))),
+                            e(h.get("summary") or ""),
+                        )
+                        for h in hunks
+                    ],
+                    numeric=(1, 2),
+                ),
+            )
+        )
     out.append(_spills(k))
     out.append(_remarks(k))
     for note in M.lineinfo_notes(k):
@@ -265,8 +311,13 @@ def _pressure(c: dict, k: dict, name: str) -> str:
         if isinstance(site, dict) and isinstance(site.get("index"), int) and n:
             where = f"{M.short_path(site.get('file'))}:{site.get('line')}" if site.get("file") else "no line info"
             marks.append((site["index"] / max(n - 1, 1), COLOR["b"], f"{site.get('opcode', '')} at {where}"))
-    plot = svg.line_plot(series, title=f"Register pressure along {name}", y_label="live registers (GPR)",
-                         x_label="position in the kernel (% of its SASS instructions)", marks=marks)
+    plot = svg.line_plot(
+        series,
+        title=f"Register pressure along {name}",
+        y_label="live registers (GPR)",
+        x_label="position in the kernel (% of its SASS instructions)",
+        marks=marks,
+    )
     cap = "Live general registers per instruction (nvdisasm -lrm count), down-sampled to the maximum per bucket."
     if marks:
         cap += f" Ticks under the axis: the {len(marks)} spill instructions of B."
@@ -284,7 +335,10 @@ def _spills(k: dict) -> str:
     def pair(g: M.SpillLine, s: str) -> str:
         if not (g.stores[s] or g.loads[s]):
             return '<span class="same">-</span>'
-        return e(f"{g.store_bytes[s]} / {g.load_bytes[s]}") + f'<br><span class="meta">{g.stores[s]} STL, {g.loads[s]} LDL</span>'
+        return (
+            e(f"{g.store_bytes[s]} / {g.load_bytes[s]}")
+            + f'<br><span class="meta">{g.stores[s]} STL, {g.loads[s]} LDL</span>'
+        )
 
     shown = [s for s in M.SIDES if count[s]] or list(M.SIDES)
 
@@ -294,11 +348,16 @@ def _spills(k: dict) -> str:
         return (*cells, _code(g.source)) if has_code else tuple(cells)
 
     has_code = any(g.source for g in lines)
-    header = ["source line", *[f"{s.upper()} bytes st / ld" for s in shown], "loop depth"] + (["code"] if has_code else [])
+    header = ["source line", *[f"{s.upper()} bytes st / ld" for s in shown], "loop depth"] + (
+        ["code"] if has_code else []
+    )
     nums = tuple(range(1, len(shown) + 2))
-    top, rest = lines[: M.TOP_SPILL_LINES], lines[M.TOP_SPILL_LINES:]
-    out = [f"<h3>Spill sites</h3><p>{count['a']} spill instruction(s) on A, {count['b']} on B, "
-           f"at {len(lines)} source line(s).</p>", _table(header, [row(g) for g in top], numeric=nums)]
+    top, rest = lines[: M.TOP_SPILL_LINES], lines[M.TOP_SPILL_LINES :]
+    out = [
+        f"<h3>Spill sites</h3><p>{count['a']} spill instruction(s) on A, {count['b']} on B, "
+        f"at {len(lines)} source line(s).</p>",
+        _table(header, [row(g) for g in top], numeric=nums),
+    ]
     if rest:
         out.append(_details(f"{len(rest)} more spill line(s)", _table(header, [row(g) for g in rest], numeric=nums)))
     return "".join(out)
@@ -313,7 +372,9 @@ def _remarks(k: dict) -> str:
         msg = e(r.get("message") or "")
         if r.get("detail"):
             msg += f'<br><span class="meta">{e(r["detail"])}</span>'
-        body.append((s.upper(), e(r.get("category") or ""), _code(M.remark_where(r)), _code(r.get("function") or ""), msg))
+        body.append(
+            (s.upper(), e(r.get("category") or ""), _code(M.remark_where(r)), _code(r.get("function") or ""), msg)
+        )
     return "<h3>Compiler remarks</h3>" + _table(["side", "kind", "where", "function", "message"], body)
 
 
@@ -321,12 +382,19 @@ def _crosscheck(c: dict) -> str:
     cc = M.crosscheck(c)
     if not cc:
         return ""
-    out = ["<section><h2>ptxas cross-check</h2><p>Each side's PTX re-assembled with each ptxas: it tells whether a "
-           "change comes from the PTX the DSL generates or from ptxas.</p>"]
+    out = [
+        "<section><h2>ptxas cross-check</h2><p>Each side's PTX re-assembled with each ptxas: it tells whether a "
+        "change comes from the PTX the DSL generates or from ptxas.</p>"
+    ]
     for name, entry in cc.items():
         out.append(f"<h3>{e(name)}</h3>")
-        out.append(_table(list(M.CROSSCHECK_HEADER),
-                          [tuple(e(x) for x in r) for r in M.crosscheck_rows(entry)], numeric=(3, 4, 5, 6)))
+        out.append(
+            _table(
+                list(M.CROSSCHECK_HEADER),
+                [tuple(e(x) for x in r) for r in M.crosscheck_rows(entry)],
+                numeric=(3, 4, 5, 6),
+            )
+        )
         if entry.get("verdict"):
             out.append(f"<p><b>Verdict:</b> {e(entry['verdict'])}</p>")
     out.append("</section>")
@@ -347,22 +415,44 @@ def _bench(c: dict) -> str:
         ratio = M.bench_ratio(r)
         verdict = str(r.get("verdict") or "")
         vcol = VERDICT_COLOR.get(verdict, svg.INK)
-        rows.append((e(M.shape_label(r.get("shape"))), e(M.timing_text(r.get("a") or {})), e(M.timing_text(r.get("b") or {})),
-                     e(f"{ratio:.3f}" if ratio is not None else "-"), e(M.ci_text(r)),
-                     f'<span style="color:{vcol};font-weight:600">{e(verdict)}</span>'))
-        prow = {"label": M.shape_label(r.get("shape")), "note": (f"B/A {ratio:.3f} {verdict}" if ratio is not None else verdict),
-                "note_color": vcol}
+        rows.append(
+            (
+                e(M.shape_label(r.get("shape"))),
+                e(M.timing_text(r.get("a") or {})),
+                e(M.timing_text(r.get("b") or {})),
+                e(f"{ratio:.3f}" if ratio is not None else "-"),
+                e(M.ci_text(r)),
+                f'<span style="color:{vcol};font-weight:600">{e(verdict)}</span>',
+            )
+        )
+        prow = {
+            "label": M.shape_label(r.get("shape")),
+            "note": (f"B/A {ratio:.3f} {verdict}" if ratio is not None else verdict),
+            "note_color": vcol,
+        }
         for s in M.SIDES:
             st = r.get(s) or {}
-            prow[s] = {"samples": M.bench_samples(r, s), "median": st.get("median_ms"), "q1": st.get("q1_ms"),
-                       "q3": st.get("q3_ms")}
+            prow[s] = {
+                "samples": M.bench_samples(r, s),
+                "median": st.get("median_ms"),
+                "q1": st.get("q1_ms"),
+                "q3": st.get("q3_ms"),
+            }
         plot_rows.append(prow)
-    out.append(_table(["shape", f"A {e(na)} median", f"B {e(nb)} median", "B / A", "95% CI", "verdict"], rows,
-                      numeric=(1, 2, 3, 4)))
-    plot = svg.distributions(plot_rows, title="Benchmark sample distributions", colors=(COLOR["a"], COLOR["b"]),
-                             names=(f"A {na}", f"B {nb}"))
-    out.append(f'<div class="figure">{plot}<div class="caption">Each dot is one timed call; box: interquartile range; '
-               "thick line: median.</div></div></section>")
+    out.append(
+        _table(
+            ["shape", f"A {e(na)} median", f"B {e(nb)} median", "B / A", "95% CI", "verdict"],
+            rows,
+            numeric=(1, 2, 3, 4),
+        )
+    )
+    plot = svg.distributions(
+        plot_rows, title="Benchmark sample distributions", colors=(COLOR["a"], COLOR["b"]), names=(f"A {na}", f"B {nb}")
+    )
+    out.append(
+        f'<div class="figure">{plot}<div class="caption">Each dot is one timed call; box: interquartile range; '
+        "thick line: median.</div></div></section>"
+    )
     return "\n".join(out)
 
 
@@ -372,8 +462,12 @@ def _reproduce(c: dict) -> str:
     exact = [(s, M.exact_pip_command(c, s)) for s in M.SIDES]
     exact = [(s, x) for s, x in exact if x]
     if exact:
-        out.append(_details("Exact environments (every locked package)",
-                            "<pre>" + e("\n".join(f"# side {s.upper()}\n{x}" for s, x in exact)) + "</pre>"))
+        out.append(
+            _details(
+                "Exact environments (every locked package)",
+                "<pre>" + e("\n".join(f"# side {s.upper()}\n{x}" for s, x in exact)) + "</pre>",
+            )
+        )
     out.append("</section>")
     return "\n".join(out)
 
@@ -398,8 +492,8 @@ def render_html(comparison: dict) -> str:
     parts += [_crosscheck(c), _bench(c), _reproduce(c), _footer(c)]
     body = "\n".join(p for p in parts if p)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
     )

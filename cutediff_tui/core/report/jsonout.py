@@ -43,7 +43,9 @@ def validate_comparison(comparison: dict) -> None:
     try:
         import jsonschema
     except ImportError:
-        raise CutediffError("Validating needs the jsonschema package.", "Install it with: pip install jsonschema") from None
+        raise CutediffError(
+            "Validating needs the jsonschema package.", "Install it with: pip install jsonschema"
+        ) from None
     validator = jsonschema.Draft202012Validator(load_schema())
     errors = sorted(validator.iter_errors(comparison), key=lambda e: list(e.absolute_path))
     if errors:

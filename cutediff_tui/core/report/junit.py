@@ -26,13 +26,17 @@ def junit_xml(result: CheckResult, suite: str = "cutediff check") -> str:
         "time": "0",
     }
     root = ET.Element("testsuites", {"name": "cutediff", **counts})
-    ts = ET.SubElement(root, "testsuite", {"name": _clean(suite + (f": {result.title}" if result.title else "")), **counts})
+    ts = ET.SubElement(
+        root, "testsuite", {"name": _clean(suite + (f": {result.title}" if result.title else "")), **counts}
+    )
     if result.notes:
         props = ET.SubElement(ts, "properties")
         for i, note in enumerate(result.notes):
             ET.SubElement(props, "property", {"name": f"note{i + 1}", "value": _clean(note)})
     for o in outs:
-        tc = ET.SubElement(ts, "testcase", {"classname": _clean(f"cutediff.{o.kernel}"), "name": _clean(o.limit), "time": "0"})
+        tc = ET.SubElement(
+            ts, "testcase", {"classname": _clean(f"cutediff.{o.kernel}"), "name": _clean(o.limit), "time": "0"}
+        )
         if o.status == FAIL:
             el = ET.SubElement(tc, "failure", {"message": _clean(o.message), "type": _clean(o.limit)})
             el.text = _clean(f"{o.kernel}: {o.message}")

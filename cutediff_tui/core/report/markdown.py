@@ -74,7 +74,9 @@ def _title(c: dict) -> list[str]:
     parts = [f"**A** {md_text(M.side_label(c, 'a'))}", f"**B** {md_text(M.side_label(c, 'b'))}"]
     rec = (c.get("recipe") or {}).get("name")
     if rec:
-        parts.append(f"recipe {md_code(rec, table=False)}" + (f" for {md_code(c['arch'], table=False)}" if c.get("arch") else ""))
+        parts.append(
+            f"recipe {md_code(rec, table=False)}" + (f" for {md_code(c['arch'], table=False)}" if c.get("arch") else "")
+        )
     out.append(" · ".join(parts))
     for s, err in M.side_errors(c):
         out += ["", f"> **Side {s.upper()} ({md_text(M.side_name(c, s))}) failed:** {md_text(err)}"]
@@ -99,12 +101,16 @@ def _environment(c: dict) -> list[str]:
 
         out += table(["package", f"A {md_text(na)}", f"B {md_text(nb)}"], [row(*r) for r in main])
         if other:
-            out += [""] + details(f"The other {len(other)} packages of the two environments",
-                                  table(["package", "A", "B"], [row(*r) for r in other]))
+            out += [""] + details(
+                f"The other {len(other)} packages of the two environments",
+                table(["package", "A", "B"], [row(*r) for r in other]),
+            )
     notes = M.side_notes(c)
     if notes:
         items = [f"- {'sides' if ' and ' in s else 'side'} {s} {md_text(t)}" for s, t in notes]
-        out += [""] + (details(f"What the builds needed ({len(notes)} shims and notes)", items) if len(notes) > 4 else items)
+        out += [""] + (
+            details(f"What the builds needed ({len(notes)} shims and notes)", items) if len(notes) > 4 else items
+        )
     return out
 
 
@@ -126,27 +132,44 @@ def _kernel(c: dict, k: dict) -> list[str]:
         out += [""] + table(["resource", f"A {na}", f"B {nb}", "Δ"], rows, "lrrr")
     sym = k.get("symbol") or {}
     if sym.get("a") or sym.get("b"):
-        out += [""] + details("Symbols", [f"- A: {md_code(sym.get('a') or '-', table=False)}",
-                                          f"- B: {md_code(sym.get('b') or '-', table=False)}"])
+        out += [""] + details(
+            "Symbols",
+            [f"- A: {md_code(sym.get('a') or '-', table=False)}", f"- B: {md_code(sym.get('b') or '-', table=False)}"],
+        )
     classes = M.class_rows(k)
     if classes:
         out += ["", f"**Instruction classes**: {md_text(M.mix_sentence(k))}", ""]
-        out += table(["class", f"A {na}", f"B {nb}", "Δ"],
-                     [(md_text(lab), str(x), str(y), M.delta(x, y)[0]) for _, lab, x, y in classes], "lrrr")
+        out += table(
+            ["class", f"A {na}", f"B {nb}", "Δ"],
+            [(md_text(lab), str(x), str(y), M.delta(x, y)[0]) for _, lab, x, y in classes],
+            "lrrr",
+        )
     ops = M.opcode_rows(k)
     if ops:
         out += ["", "**Key opcodes**", ""]
-        out += table(["opcode", f"A {na}", f"B {nb}", "Δ"],
-                     [(md_code(op), str(x), str(y), _delta_cell(op.lower(), x, y)) for op, x, y in ops], "lrrr")
+        out += table(
+            ["opcode", f"A {na}", f"B {nb}", "Δ"],
+            [(md_code(op), str(x), str(y), _delta_cell(op.lower(), x, y)) for op, x, y in ops],
+            "lrrr",
+        )
     al = M.alignment_text(k)
     if al:
         out += ["", md_text(al[0].upper() + al[1:]) + "."]
     hunks = M.alignment_hunks(k)
     if hunks:
-        rows = [(md_text(h.get("kind") or ""), M.range_text(h.get("a_range")), M.range_text(h.get("b_range")),
-                 md_text(h.get("summary") or "")) for h in hunks]
-        out += [""] + details(f"The {len(hunks)} largest SASS differences",
-                              table(["kind", "A instructions", "B instructions", "what changed"], rows, "lrrl"))
+        rows = [
+            (
+                md_text(h.get("kind") or ""),
+                M.range_text(h.get("a_range")),
+                M.range_text(h.get("b_range")),
+                md_text(h.get("summary") or ""),
+            )
+            for h in hunks
+        ]
+        out += [""] + details(
+            f"The {len(hunks)} largest SASS differences",
+            table(["kind", "A instructions", "B instructions", "what changed"], rows, "lrrl"),
+        )
     peaks = [(s, M.pressure_peak(M.metrics(k, s))) for s in M.SIDES]
     if any(p[0] is not None for _, p in peaks):
         parts = []
@@ -167,8 +190,9 @@ def _spills(c: dict, k: dict) -> list[str]:
         return []
     count = {s: len(M.metrics(k, s).get("spill_sites") or []) for s in M.SIDES}
     mapped = sum(1 for g in lines if g.file)
-    head = (f"**Spill sites**: {count['a']} instruction(s) on A, {count['b']} on B, at {len(lines)} source line(s)"
-            + ("" if mapped else " (no line info: build with line info to map them)"))
+    head = f"**Spill sites**: {count['a']} instruction(s) on A, {count['b']} on B, at {len(lines)} source line(s)" + (
+        "" if mapped else " (no line info: build with line info to map them)"
+    )
 
     def row(g: M.SpillLine) -> tuple[str, ...]:
         def pair(s: str) -> str:
@@ -184,9 +208,11 @@ def _spills(c: dict, k: dict) -> list[str]:
 
     shown = [s for s in M.SIDES if count[s]] or list(M.SIDES)
     has_code = any(g.source for g in lines)
-    header = ["source line", *[f"{s.upper()} bytes st / ld" for s in shown], "loop depth"] + (["code"] if has_code else [])
+    header = ["source line", *[f"{s.upper()} bytes st / ld" for s in shown], "loop depth"] + (
+        ["code"] if has_code else []
+    )
     align = "l" + "r" * (len(shown) + 1) + "l"
-    top, rest = lines[: M.TOP_SPILL_LINES], lines[M.TOP_SPILL_LINES:]
+    top, rest = lines[: M.TOP_SPILL_LINES], lines[M.TOP_SPILL_LINES :]
     out = ["", head, ""] + table(header, [row(g) for g in top], align)
     if rest:
         out += [""] + details(f"{len(rest)} more spill line(s)", table(header, [row(g) for g in rest], align))
@@ -202,8 +228,15 @@ def _remarks(k: dict) -> list[str]:
         msg = md_text(r.get("message") or "")
         if r.get("detail"):
             msg += f" ({md_text(r['detail'])})"
-        body.append((s.upper(), md_text(r.get("category") or ""), md_code(M.remark_where(r)),
-                     md_code(r.get("function") or ""), msg))
+        body.append(
+            (
+                s.upper(),
+                md_text(r.get("category") or ""),
+                md_code(M.remark_where(r)),
+                md_code(r.get("function") or ""),
+                msg,
+            )
+        )
     return ["", "**Compiler remarks**", ""] + table(["side", "kind", "where", "function", "message"], body)
 
 
@@ -211,9 +244,12 @@ def _crosscheck(c: dict) -> list[str]:
     cc = M.crosscheck(c)
     if not cc:
         return []
-    out = ["#### ptxas cross-check", "",
-           "Each side's PTX re-assembled with each ptxas: it tells whether a change comes from the PTX "
-           "the DSL generates or from ptxas."]
+    out = [
+        "#### ptxas cross-check",
+        "",
+        "Each side's PTX re-assembled with each ptxas: it tells whether a change comes from the PTX "
+        "the DSL generates or from ptxas.",
+    ]
     for name, entry in cc.items():
         rows = [tuple(md_text(x) for x in r) for r in M.crosscheck_rows(entry)]
         out += ["", f"**{md_text(name)}**", ""]
@@ -234,11 +270,28 @@ def _bench(c: dict) -> list[str]:
     rows = []
     for r in shapes:
         ratio = M.bench_ratio(r)
-        rows.append((md_text(M.shape_label(r.get("shape"))), md_text(M.timing_text(r.get("a") or {})),
-                     md_text(M.timing_text(r.get("b") or {})), f"{ratio:.3f}" if ratio is not None else "-",
-                     M.ci_text(r), md_text(r.get("verdict") or "")))
-    out += table(["shape", f"A {md_text(M.side_name(c, 'a'))} median", f"B {md_text(M.side_name(c, 'b'))} median",
-                  "B / A", "95% CI", "verdict"], rows, "lrrrrl")
+        rows.append(
+            (
+                md_text(M.shape_label(r.get("shape"))),
+                md_text(M.timing_text(r.get("a") or {})),
+                md_text(M.timing_text(r.get("b") or {})),
+                f"{ratio:.3f}" if ratio is not None else "-",
+                M.ci_text(r),
+                md_text(r.get("verdict") or ""),
+            )
+        )
+    out += table(
+        [
+            "shape",
+            f"A {md_text(M.side_name(c, 'a'))} median",
+            f"B {md_text(M.side_name(c, 'b'))} median",
+            "B / A",
+            "95% CI",
+            "verdict",
+        ],
+        rows,
+        "lrrrrl",
+    )
     return out
 
 

@@ -34,7 +34,20 @@ RESOURCE_ROWS: tuple[tuple[str, str, str], ...] = (
 )
 WORSE_WHEN_HIGHER = frozenset({"registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "stl", "ldl"})
 #: Opcodes that carry the math of attention-like kernels; shown when either side has them.
-KEY_OPCODES = ("UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA", "MUFU", "FFMA2", "FMUL2", "FADD2", "FFMA", "STL", "LDL")
+KEY_OPCODES = (
+    "UTCHMMA",
+    "UTCQMMA",
+    "UTCOMMA",
+    "HGMMA",
+    "HMMA",
+    "MUFU",
+    "FFMA2",
+    "FMUL2",
+    "FADD2",
+    "FFMA",
+    "STL",
+    "LDL",
+)
 #: The ones the one-line summary calls "the math" (tensor-core MMAs, SFU, packed FP32).
 MATH_OPCODES = ("UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA", "MUFU", "FFMA2", "FMUL2", "FADD2")
 MMA_OPCODES = frozenset({"UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA"})
@@ -215,10 +228,12 @@ def kernel_sentence(c: dict, k: dict) -> str:
         parts.append(_change("stack", a.get("stack_bytes"), b.get("stack_bytes"), "B"))
     if (a.get("spill_store_bytes") or 0) != (b.get("spill_store_bytes") or 0):
         parts.append(_change("spill stores", a.get("spill_store_bytes"), b.get("spill_store_bytes"), "B"))
-    if (a.get("spill_load_bytes") or 0) != (b.get("spill_load_bytes") or 0):
-        # loads equal to stores on both sides add nothing to the sentence
-        if a.get("spill_load_bytes") != a.get("spill_store_bytes") or b.get("spill_load_bytes") != b.get("spill_store_bytes"):
-            parts.append(_change("spill loads", a.get("spill_load_bytes"), b.get("spill_load_bytes"), "B"))
+    # loads equal to stores on both sides add nothing to the sentence
+    if (a.get("spill_load_bytes") or 0) != (b.get("spill_load_bytes") or 0) and (
+        a.get("spill_load_bytes") != a.get("spill_store_bytes")
+        or b.get("spill_load_bytes") != b.get("spill_store_bytes")
+    ):
+        parts.append(_change("spill loads", a.get("spill_load_bytes"), b.get("spill_load_bytes"), "B"))
     if spill_a == 0 and spill_b > 0:
         head = f"{name} spills on {nb}"
     elif spill_a > 0 and spill_b == 0:
@@ -342,8 +357,13 @@ def package_rows(c: dict) -> tuple[list[tuple[str, str, str]], list[tuple[str, s
     rows_main: list[tuple[str, str, str]] = []
     sa, sb = side(c, "a"), side(c, "b")
     if DSL_PACKAGE not in va and DSL_PACKAGE not in vb and (sa.get("dsl") or sb.get("dsl")):
-        rows_main.append((DSL_PACKAGE if (is_version(sa.get("dsl")) or is_version(sb.get("dsl"))) else "artifacts",
-                          str(sa.get("dsl") or "-"), str(sb.get("dsl") or "-")))
+        rows_main.append(
+            (
+                DSL_PACKAGE if (is_version(sa.get("dsl")) or is_version(sb.get("dsl"))) else "artifacts",
+                str(sa.get("dsl") or "-"),
+                str(sb.get("dsl") or "-"),
+            )
+        )
     for n in main_names:
         if n in va or n in vb:
             rows_main.append((n, str(va.get(n, "-")), str(vb.get(n, "-"))))
@@ -585,9 +605,18 @@ def crosscheck_rows(entry: dict) -> list[tuple[str, ...]]:
         side_txt = str(cell.get("side") or "")
         if side_txt in M_SIDES_LOWER:
             side_txt = side_txt.upper()
-        rows.append((side_txt, str(cell.get("ptx_version") or "-"), str(cell.get("ptxas_version") or "-"),
-                     num(cell.get("registers")), num(cell.get("stack")), num(cell.get("spill_stores")),
-                     num(cell.get("spill_loads")), str(note)))
+        rows.append(
+            (
+                side_txt,
+                str(cell.get("ptx_version") or "-"),
+                str(cell.get("ptxas_version") or "-"),
+                num(cell.get("registers")),
+                num(cell.get("stack")),
+                num(cell.get("spill_stores")),
+                num(cell.get("spill_loads")),
+                str(note),
+            )
+        )
     return rows
 
 
@@ -660,8 +689,13 @@ def bench_gpu_text(c: dict) -> str:
         return ""
     head = str(g.get("name") or "GPU") + (f" ({g['arch']})" if g.get("arch") else "")
     parts = [head]
-    for key, fmt in (("driver", "driver {}"), ("sm_clock_mhz", "SM clock {} MHz"), ("mem_clock_mhz", "memory clock {} MHz"),
-                     ("temperature_c", "{} °C"), ("power_w", "{} W")):
+    for key, fmt in (
+        ("driver", "driver {}"),
+        ("sm_clock_mhz", "SM clock {} MHz"),
+        ("mem_clock_mhz", "memory clock {} MHz"),
+        ("temperature_c", "{} °C"),
+        ("power_w", "{} W"),
+    ):
         if g.get(key) not in (None, ""):
             parts.append(fmt.format(num(g[key]) if isinstance(g[key], float) else g[key]))
     return ", ".join(parts)
@@ -761,7 +795,9 @@ def lineinfo_notes(k: dict) -> list[str]:
         li = metrics(k, s).get("lineinfo")
         if isinstance(li, dict) and li.get("perturbed"):
             r = li.get("resources") or {}
-            out.append(f"side {s.upper()}: the line-info build uses different resources "
-                       f"(registers {num(r.get('registers'))}, stack {num(r.get('stack_bytes'))} B); "
-                       "source lines come from that build")
+            out.append(
+                f"side {s.upper()}: the line-info build uses different resources "
+                f"(registers {num(r.get('registers'))}, stack {num(r.get('stack_bytes'))} B); "
+                "source lines come from that build"
+            )
     return out

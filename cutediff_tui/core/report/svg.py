@@ -65,8 +65,14 @@ def _legend(items: Sequence[tuple[str, str]], x: float, y: float) -> list[str]:
     return out
 
 
-def grouped_hbars(categories: Sequence[str], series: Sequence[tuple[str, Sequence[float], str]], *,
-                  title: str, width: int = 1050, label_width: int = 170) -> str:
+def grouped_hbars(
+    categories: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float], str]],
+    *,
+    title: str,
+    width: int = 1050,
+    label_width: int = 170,
+) -> str:
     """Horizontal grouped bars: one group per category, one bar per series, value at the bar's end."""
     bar_h, gap = 9, 8
     group_h = bar_h * len(series) + gap
@@ -82,28 +88,44 @@ def grouped_hbars(categories: Sequence[str], series: Sequence[tuple[str, Sequenc
     for t in ticks:
         x = label_width + t * scale
         out.append(f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{y_end}" stroke="{GRID}"/>')
-        out.append(f'<text x="{x:.1f}" y="{y_end + 16}" text-anchor="middle" fill="{MUTED}" font-size="11">{_fmt(t)}</text>')
+        out.append(
+            f'<text x="{x:.1f}" y="{y_end + 16}" text-anchor="middle" fill="{MUTED}" font-size="11">{_fmt(t)}</text>'
+        )
     for i, cat in enumerate(categories):
         gy = top + i * group_h
         mid = gy + bar_h * len(series) / 2
         values = [vals[i] if i < len(vals) else 0 for _, vals, _ in series]
         changed = len(set(values)) > 1
         weight = ' font-weight="600"' if changed else ""
-        out.append(f'<text x="{label_width - 8}" y="{mid + 4:.1f}" text-anchor="end" fill="{INK}"{weight}>{esc(cat)}</text>')
+        out.append(
+            f'<text x="{label_width - 8}" y="{mid + 4:.1f}" text-anchor="end" fill="{INK}"{weight}>{esc(cat)}</text>'
+        )
         for j, (name, _vals, color) in enumerate(series):
             v = values[j]
             y = gy + j * bar_h
             w = max(v * scale, 0.0)
-            out.append(f'<rect x="{label_width}" y="{y:.1f}" width="{w:.1f}" height="{bar_h - 1}" fill="{color}">'
-                       f"<title>{esc(cat)} · {esc(name)}: {_fmt(v)}</title></rect>")
-            out.append(f'<text x="{label_width + w + 4:.1f}" y="{y + bar_h - 1.5:.1f}" fill="{MUTED}" font-size="10">{_fmt(v)}</text>')
+            out.append(
+                f'<rect x="{label_width}" y="{y:.1f}" width="{w:.1f}" height="{bar_h - 1}" fill="{color}">'
+                f"<title>{esc(cat)} · {esc(name)}: {_fmt(v)}</title></rect>"
+            )
+            out.append(
+                f'<text x="{label_width + w + 4:.1f}" y="{y + bar_h - 1.5:.1f}" fill="{MUTED}" font-size="10">{_fmt(v)}</text>'
+            )
     out.append(f'<line x1="{label_width}" y1="{top - 6}" x2="{label_width}" y2="{y_end}" stroke="{AXIS}"/>')
     out.append("</svg>")
     return "\n".join(out)
 
 
-def line_plot(series: Sequence[tuple[str, Sequence[float], str]], *, title: str, y_label: str, x_label: str,
-              marks: Sequence[tuple[float, str, str]] = (), width: int = 1050, height: int = 280) -> str:
+def line_plot(
+    series: Sequence[tuple[str, Sequence[float], str]],
+    *,
+    title: str,
+    y_label: str,
+    x_label: str,
+    marks: Sequence[tuple[float, str, str]] = (),
+    width: int = 1050,
+    height: int = 280,
+) -> str:
     """Lines over a shared 0–100 % x axis (each series spread over its own length).
 
     ``marks`` are ``(x fraction, colour, tooltip)`` ticks drawn as a rug under the plot (e.g. the
@@ -121,11 +143,15 @@ def line_plot(series: Sequence[tuple[str, Sequence[float], str]], *, title: str,
     for t in ticks:
         y = top + ph - t * ys
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="{GRID}"/>')
-        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="{MUTED}" font-size="11">{_fmt(t)}</text>')
+        out.append(
+            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="{MUTED}" font-size="11">{_fmt(t)}</text>'
+        )
     for pct in (0, 25, 50, 75, 100):
         x = left + pw * pct / 100
         out.append(f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 4}" stroke="{AXIS}"/>')
-        out.append(f'<text x="{x:.1f}" y="{top + ph + 17 + rug}" text-anchor="middle" fill="{MUTED}" font-size="11">{pct}%</text>')
+        out.append(
+            f'<text x="{x:.1f}" y="{top + ph + 17 + rug}" text-anchor="middle" fill="{MUTED}" font-size="11">{pct}%</text>'
+        )
     for name, vals, color in series:
         n = len(vals)
         if n == 0:
@@ -135,18 +161,26 @@ def line_plot(series: Sequence[tuple[str, Sequence[float], str]], *, title: str,
             x = left + (pw * i / (n - 1) if n > 1 else pw / 2)
             y = top + ph - float(v) * ys
             pts.append(f"{x:.1f},{y:.1f}")
-        out.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color}" stroke-width="1.6" '
-                   f'stroke-linejoin="round"><title>{esc(name)}</title></polyline>')
+        out.append(
+            f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color}" stroke-width="1.6" '
+            f'stroke-linejoin="round"><title>{esc(name)}</title></polyline>'
+        )
     for frac, color, tip in marks:
         x = left + pw * min(max(frac, 0.0), 1.0)
         y0 = top + ph + 3
-        out.append(f'<line x1="{x:.1f}" y1="{y0}" x2="{x:.1f}" y2="{y0 + rug - 3}" stroke="{color}" stroke-width="1.2">'
-                   f"<title>{esc(tip)}</title></line>")
+        out.append(
+            f'<line x1="{x:.1f}" y1="{y0}" x2="{x:.1f}" y2="{y0 + rug - 3}" stroke="{color}" stroke-width="1.2">'
+            f"<title>{esc(tip)}</title></line>"
+        )
     out.append(f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="{AXIS}"/>')
     out.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="{AXIS}"/>')
-    out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 6}" text-anchor="middle" fill="{MUTED}" font-size="11">{esc(x_label)}</text>')
-    out.append(f'<text transform="translate(14 {top + ph / 2:.1f}) rotate(-90)" text-anchor="middle" fill="{MUTED}" '
-               f'font-size="11">{esc(y_label)}</text>')
+    out.append(
+        f'<text x="{left + pw / 2:.1f}" y="{height - 6}" text-anchor="middle" fill="{MUTED}" font-size="11">{esc(x_label)}</text>'
+    )
+    out.append(
+        f'<text transform="translate(14 {top + ph / 2:.1f}) rotate(-90)" text-anchor="middle" fill="{MUTED}" '
+        f'font-size="11">{esc(y_label)}</text>'
+    )
     out.append("</svg>")
     return "\n".join(out)
 
@@ -158,8 +192,9 @@ def _quantile(xs: Sequence[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def distributions(rows: Sequence[dict], *, title: str, colors: tuple[str, str], names: tuple[str, str],
-                  width: int = 1050) -> str:
+def distributions(
+    rows: Sequence[dict], *, title: str, colors: tuple[str, str], names: tuple[str, str], width: int = 1050
+) -> str:
     """Per bench shape, A and B sample distributions: dots, the IQR box and the median.
 
     Each row is ``{label, note, a: {samples, median, q1, q3}, b: {...}}``; samples may be empty
@@ -192,10 +227,16 @@ def distributions(rows: Sequence[dict], *, title: str, colors: tuple[str, str], 
         for t in ticks:
             x = X(t)
             out.append(f'<line x1="{x:.1f}" y1="{y0}" x2="{x:.1f}" y2="{y0 + 2 * lane}" stroke="{GRID}"/>')
-            out.append(f'<text x="{x:.1f}" y="{y0 + 2 * lane + 14}" text-anchor="middle" fill="{MUTED}" font-size="10">{_fmt(t)} ms</text>')
-        out.append(f'<text x="{label_w - 10}" y="{y0 + lane + 4}" text-anchor="end" fill="{INK}" font-weight="600">{esc(row.get("label", ""))}</text>')
+            out.append(
+                f'<text x="{x:.1f}" y="{y0 + 2 * lane + 14}" text-anchor="middle" fill="{MUTED}" font-size="10">{_fmt(t)} ms</text>'
+            )
+        out.append(
+            f'<text x="{label_w - 10}" y="{y0 + lane + 4}" text-anchor="end" fill="{INK}" font-weight="600">{esc(row.get("label", ""))}</text>'
+        )
         if row.get("note"):
-            out.append(f'<text x="{label_w + pw + 10}" y="{y0 + lane + 4}" fill="{row.get("note_color", INK)}" font-weight="600">{esc(row["note"])}</text>')
+            out.append(
+                f'<text x="{label_w + pw + 10}" y="{y0 + lane + 4}" fill="{row.get("note_color", INK)}" font-weight="600">{esc(row["note"])}</text>'
+            )
         for j, s in enumerate(("a", "b")):
             d = row.get(s) or {}
             color = colors[j]
@@ -210,12 +251,18 @@ def distributions(rows: Sequence[dict], *, title: str, colors: tuple[str, str], 
                 rng = random.Random(1000 * i + j)  # fixed jitter: the same report twice is the same file
                 for v in samples[::step]:
                     jitter = rng.uniform(-5.5, 5.5)
-                    out.append(f'<circle cx="{X(v):.1f}" cy="{cy + jitter:.1f}" r="1.6" fill="{color}" fill-opacity="0.35"/>')
+                    out.append(
+                        f'<circle cx="{X(v):.1f}" cy="{cy + jitter:.1f}" r="1.6" fill="{color}" fill-opacity="0.35"/>'
+                    )
             if isinstance(q1, (int, float)) and isinstance(q3, (int, float)):
-                out.append(f'<rect x="{X(q1):.1f}" y="{cy - 7:.1f}" width="{max(X(q3) - X(q1), 1.0):.1f}" height="14" '
-                           f'fill="none" stroke="{color}" stroke-width="1.5"/>')
+                out.append(
+                    f'<rect x="{X(q1):.1f}" y="{cy - 7:.1f}" width="{max(X(q3) - X(q1), 1.0):.1f}" height="14" '
+                    f'fill="none" stroke="{color}" stroke-width="1.5"/>'
+                )
             if isinstance(med, (int, float)):
-                out.append(f'<line x1="{X(med):.1f}" y1="{cy - 9:.1f}" x2="{X(med):.1f}" y2="{cy + 9:.1f}" stroke="{color}" '
-                           f'stroke-width="3"><title>{esc(names[j])} median {med:.4g} ms</title></line>')
+                out.append(
+                    f'<line x1="{X(med):.1f}" y1="{cy - 9:.1f}" x2="{X(med):.1f}" y2="{cy + 9:.1f}" stroke="{color}" '
+                    f'stroke-width="3"><title>{esc(names[j])} median {med:.4g} ms</title></line>'
+                )
     out.append("</svg>")
     return "\n".join(out)

@@ -15,8 +15,17 @@ from ..metric import RESOURCE_FIGURES
 from ..sweep import Grid, cell_column, grid
 from .html import CSP, CSS, _table, e
 
-__all__ = ["RAMP", "cells_by_place", "executor_text", "heat", "ink_for", "ramp_color", "span", "sweep_html",
-           "timing_text"]
+__all__ = [
+    "RAMP",
+    "cells_by_place",
+    "executor_text",
+    "heat",
+    "ink_for",
+    "ramp_color",
+    "span",
+    "sweep_html",
+    "timing_text",
+]
 
 #: The sequential colour ramp of the heatmap, lowest value first (0 itself stays neutral).
 RAMP: tuple[str, ...] = ("#fee8c8", "#fdbb84", "#e34a33", "#b30000")
@@ -110,8 +119,9 @@ def timing_text(result: dict) -> str:
     wall = t.get("wall_seconds")
     busy = sum(c.get("seconds") or 0 for c in cells)
     head = f"{n} cells" + (f" in {wall:.1f} s" if isinstance(wall, (int, float)) else "")
-    return (f"{head} ({t.get('resumed', 0)} resumed, {t.get('cached_builds', 0)} cached builds; "
-            f"{busy:.1f} s of cell time)")
+    return (
+        f"{head} ({t.get('resumed', 0)} resumed, {t.get('cached_builds', 0)} cached builds; {busy:.1f} s of cell time)"
+    )
 
 
 def _num(v: float | None) -> str:
@@ -129,8 +139,11 @@ def _cell_title(g: Grid, r: int, k: int, cell: dict | None) -> str:
     else:
         lines += [f"{g.figure} = {v}", f"kernel {g.kernels[r][k]}"]
     if cell and cell.get("seconds") is not None:
-        lines.append(f"{cell['seconds']:.1f} s" + (" (cached build)" if cell.get("from_cache") else "")
-                     + (f" on {cell['host']}" if cell.get("host") else ""))
+        lines.append(
+            f"{cell['seconds']:.1f} s"
+            + (" (cached build)" if cell.get("from_cache") else "")
+            + (f" on {cell['host']}" if cell.get("host") else "")
+        )
     return "\n".join(lines)
 
 
@@ -176,11 +189,13 @@ def _legend(g: Grid) -> str:
         return '<p class="meta">No cell has a value for this figure.</p>'
     stops = ", ".join(ramp_color(HEAT_FLOOR + (1 - HEAT_FLOOR) * i / 4) for i in range(5))
     lo, hi = span(g)
-    return (f'<div class="legend"><span>min {e(_num(lo))}</span>'
-            f'<span class="bar" style="background:linear-gradient(to right, {stops})"></span>'
-            f'<span>max {e(_num(hi))}</span>'
-            '<span class="swatch zero"></span><span>0</span>'
-            '<span class="swatch none"></span><span>no value (hover for why)</span></div>')
+    return (
+        f'<div class="legend"><span>min {e(_num(lo))}</span>'
+        f'<span class="bar" style="background:linear-gradient(to right, {stops})"></span>'
+        f"<span>max {e(_num(hi))}</span>"
+        '<span class="swatch zero"></span><span>0</span>'
+        '<span class="swatch none"></span><span>no value (hover for why)</span></div>'
+    )
 
 
 def _failed(result: dict) -> str:
@@ -190,10 +205,20 @@ def _failed(result: dict) -> str:
     rows = []
     for c in bad:
         secs = c.get("seconds")
-        rows.append((e(c.get("toolchain") or c.get("side") or "?"), e(cell_column(c)), e(c.get("host") or ""),
-                     e(f"{secs:.1f}" if isinstance(secs, (int, float)) else "-"), e(c.get("why") or "failed")))
-    return (f"<section><h2>Failed cells ({len(bad)})</h2>"
-            + _table(["toolchain", "cell", "host", "seconds", "why"], rows, numeric=(3,)) + "</section>")
+        rows.append(
+            (
+                e(c.get("toolchain") or c.get("side") or "?"),
+                e(cell_column(c)),
+                e(c.get("host") or ""),
+                e(f"{secs:.1f}" if isinstance(secs, (int, float)) else "-"),
+                e(c.get("why") or "failed"),
+            )
+        )
+    return (
+        f"<section><h2>Failed cells ({len(bad)})</h2>"
+        + _table(["toolchain", "cell", "host", "seconds", "why"], rows, numeric=(3,))
+        + "</section>"
+    )
 
 
 def sweep_html(result: dict, figure: str | None = None, kernel_filter: str | None = None) -> str:
@@ -214,16 +239,23 @@ def sweep_html(result: dict, figure: str | None = None, kernel_filter: str | Non
         f"<section><h2>{e(g.figure)}</h2>",
     ]
     what = f"{RESOURCE_FIGURES[g.figure]}; " if g.figure in RESOURCE_FIGURES else ""
-    parts.append(f'<p class="meta">{e(what)}each cell: the largest value among the cell\'s '
-                 f'{"matching " if kf else ""}kernels.</p>')
-    parts += [_heatmap(g, result), _legend(g), "</section>", _failed(result),
-              f"<section><h2>Timing</h2><p>{e(timing_text(result))}.</p></section>",
-              "<footer>Made by cutediff sweep. Self-contained file: no scripts, no network.</footer>"]
+    parts.append(
+        f'<p class="meta">{e(what)}each cell: the largest value among the cell\'s '
+        f"{'matching ' if kf else ''}kernels.</p>"
+    )
+    parts += [
+        _heatmap(g, result),
+        _legend(g),
+        "</section>",
+        _failed(result),
+        f"<section><h2>Timing</h2><p>{e(timing_text(result))}.</p></section>",
+        "<footer>Made by cutediff sweep. Self-contained file: no scripts, no network.</footer>",
+    ]
     body = "\n".join(p for p in parts if p)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{e(f'cutediff sweep: {recipe} · {g.figure}')}</title>\n<style>{CSS}{SWEEP_CSS}</style>\n</head>\n"
         f"<body>\n{body}\n</body>\n</html>\n"
     )

@@ -68,8 +68,11 @@ class BenchState:
         out = []
         for lab in self.labels:
             a, b = self.samples[lab]["a"], self.samples[lab]["b"]
-            row: dict[str, Any] = {"label": lab, "a": summarize(a).to_json() if a else None,
-                                   "b": summarize(b).to_json() if b else None}
+            row: dict[str, Any] = {
+                "label": lab,
+                "a": summarize(a).to_json() if a else None,
+                "b": summarize(b).to_json() if b else None,
+            }
             if len(a) >= 3 and len(b) >= 3:
                 row.update({k: v for k, v in compare_samples(a, b).items() if k not in ("a", "b")})
             out.append(row)
@@ -97,11 +100,16 @@ class BenchScreen(ModalScreen[None]):
         Binding("r", "start", "Run", id="bench.start", tooltip="Start or restart the benchmark on the local GPU"),
         Binding("space", "stop", "Stop", id="bench.stop", tooltip="Stop the running benchmark"),
         Binding("right_square_bracket", "shape(1)", "Next shape", id="bench.next_shape", tooltip="Plot the next shape"),
-        Binding("left_square_bracket", "shape(-1)", "Previous shape", id="bench.prev_shape",
-                tooltip="Plot the previous shape"),
+        Binding(
+            "left_square_bracket",
+            "shape(-1)",
+            "Previous shape",
+            id="bench.prev_shape",
+            tooltip="Plot the previous shape",
+        ),
     ]
 
-    def __init__(self, gpu: dict | None | bool = False, comparison: dict | None = None) -> None:
+    def __init__(self, gpu: dict | bool | None = False, comparison: dict | None = None) -> None:
         """``gpu``: a probe result (None = no GPU) or False to probe now; ``comparison``: the open one."""
         super().__init__()
         self._given = gpu
@@ -144,18 +152,25 @@ class BenchScreen(ModalScreen[None]):
         self.gpu = message.gpu
         gpu = message.gpu
         if not gpu:
-            self.gpu_error = ("No NVIDIA GPU was found (nvidia-smi is missing or lists none), so the benchmark "
-                              "cannot run here; the compile-only views still work.")
+            self.gpu_error = (
+                "No NVIDIA GPU was found (nvidia-smi is missing or lists none), so the benchmark "
+                "cannot run here; the compile-only views still work."
+            )
         elif arch_family(gpu.get("arch", "sm_00")) not in SUPPORTED_FAMILIES:
-            self.gpu_error = (f"The local GPU ({gpu.get('name')}, {gpu.get('arch')}) has no FA4 kernel path, "
-                              "so the benchmark cannot run here.")
+            self.gpu_error = (
+                f"The local GPU ({gpu.get('name')}, {gpu.get('arch')}) has no FA4 kernel path, "
+                "so the benchmark cannot run here."
+            )
         else:
             self.gpu_error = None
         if self.gpu_error:
             text = Content.assemble(("GPU: ", "bold"), (self.gpu_error, "$warning"))
         else:
-            text = Content.assemble(("GPU: ", "bold"), (f"{gpu.get('name')} ({gpu.get('arch')})", "$improvement"),
-                                    " — press r to time A and B, interleaved.")
+            text = Content.assemble(
+                ("GPU: ", "bold"),
+                (f"{gpu.get('name')} ({gpu.get('arch')})", "$improvement"),
+                " — press r to time A and B, interleaved.",
+            )
         if self.state and not self.state.status:
             text = Content.assemble(text, "\n", ("Showing the bench recorded in this comparison.", "$text-muted"))
         self.query_one("#gpu", Static).update(text)
@@ -189,12 +204,15 @@ class BenchScreen(ModalScreen[None]):
         mode = {"fa4-fwd": "fwd", "fa4-bwd": "bwd"}.get(recipe, "fwdbwd")
         try:
             envs = tuple(
-                create_env(parse_side(",".join([sides[s]["dsl"], *sides[s].get("pins", [])]), cuda=sides[s].get("cuda")),
-                           progress=lambda m: self.post_message(BenchEvent({"event": "status", "text": m})))
+                create_env(
+                    parse_side(",".join([sides[s]["dsl"], *sides[s].get("pins", [])]), cuda=sides[s].get("cuda")),
+                    progress=lambda m: self.post_message(BenchEvent({"event": "status", "text": m})),
+                )
                 for s in "ab"
             )
-            result = run_bench(envs, BenchConfig(DEFAULT_SHAPES, mode), lambda ev: self.post_message(BenchEvent(ev)),
-                               cancel)
+            result = run_bench(
+                envs, BenchConfig(DEFAULT_SHAPES, mode), lambda ev: self.post_message(BenchEvent(ev)), cancel
+            )
             self.post_message(BenchEvent({"event": "done", "result": result}))
         except CutediffError as exc:
             self.post_message(BenchEvent({"event": "failed", "text": exc.sentence()}))
@@ -247,17 +265,23 @@ class BenchScreen(ModalScreen[None]):
         sides = self.comparison.get("sides", {})
         la = f"A {sides.get('a', {}).get('dsl', '')}"
         lb = f"B {sides.get('b', {}).get('dsl', '')}"
-        head = f"{'shape':<14}{la + ' median (IQR)':>22}{lb + ' median (IQR)':>22}{'B/A':>8}{'95% interval':>18}  verdict"
+        head = (
+            f"{'shape':<14}{la + ' median (IQR)':>22}{lb + ' median (IQR)':>22}{'B/A':>8}{'95% interval':>18}  verdict"
+        )
         parts: list[Any] = [(head, "bold"), "\n"]
         for row in st.rows():
+
             def cell(x: dict | None) -> str:
                 return f"{x['median_ms']:.3f} ({x['iqr_ms']:.3f})" if x else "-"
 
             ratio = f"{row['ratio']:.4f}" if "ratio" in row else "-"
             ci = f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]" if "ci_low" in row else "-"
             verdict = row.get("verdict", "…")
-            parts += [f"{row['label']:<14}{cell(row['a']):>22}{cell(row['b']):>22}{ratio:>8}{ci:>18}  ",
-                      (verdict, VERDICT_STYLE.get(verdict, "")), "\n"]
+            parts += [
+                f"{row['label']:<14}{cell(row['a']):>22}{cell(row['b']):>22}{ratio:>8}{ci:>18}  ",
+                (verdict, VERDICT_STYLE.get(verdict, "")),
+                "\n",
+            ]
         table.update(Content.assemble(*parts))
         status.update(st.status)
         self._plot(plot, st)
@@ -273,8 +297,13 @@ class BenchScreen(ModalScreen[None]):
         for side, colour in (("a", "blue"), ("b", "magenta")):
             ys = st.samples[label][side]
             if ys:
-                plt.scatter(list(range(len(ys))), ys, label=f"{side.upper()} {self.comparison.get('sides', {}).get(side, {}).get('dsl', '')}",
-                            color=colour, marker="braille")
+                plt.scatter(
+                    list(range(len(ys))),
+                    ys,
+                    label=f"{side.upper()} {self.comparison.get('sides', {}).get(side, {}).get('dsl', '')}",
+                    color=colour,
+                    marker="braille",
+                )
         plot.refresh()
 
     def action_close(self) -> None:

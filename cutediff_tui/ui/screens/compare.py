@@ -97,13 +97,19 @@ class CompareScreen(ModalScreen[dict | None]):
     """
 
     BINDINGS = [
-        Binding("escape,q", "close", "Close", id="compare.close",
-                tooltip="Cancel the compile if one runs, else close (q types into text fields)"),
+        Binding(
+            "escape,q",
+            "close",
+            "Close",
+            id="compare.close",
+            tooltip="Cancel the compile if one runs, else close (q types into text fields)",
+        ),
         Binding("ctrl+s", "compile", "Compile", id="compare.compile", tooltip="Compile both sides and open the result"),
     ]
 
-    def __init__(self, comparison: dict | None = None, *, versions: list[str] | None = None,
-                 installed: set[str] | None = None) -> None:
+    def __init__(
+        self, comparison: dict | None = None, *, versions: list[str] | None = None, installed: set[str] | None = None
+    ) -> None:
         super().__init__()
         self.comparison = comparison or {}
         self.versions: list[str] = list(versions or [])
@@ -129,26 +135,43 @@ class CompareScreen(ModalScreen[dict | None]):
             with Horizontal(id="sides"):
                 for s in ("a", "b"):
                     with Vertical(classes="side", id=f"side-{s}"):
-                        yield Static(Content.assemble((f" {s.upper()} ", f"bold $background on $side-{s}"),
-                                                      (" DSL version", f"bold $side-{s}")), classes="side-title")
+                        yield Static(
+                            Content.assemble(
+                                (f" {s.upper()} ", f"bold $background on $side-{s}"),
+                                (" DSL version", f"bold $side-{s}"),
+                            ),
+                            classes="side-title",
+                        )
                         yield Input(placeholder="type to filter (fuzzy), e.g. 4.8", id=f"filter-{s}", compact=True)
                         yield OptionList(id=f"versions-{s}")
                         pins = ",".join((sides.get(s) or {}).get("pins") or [])
                         with Horizontal(classes="field"):
                             yield Label("pins", classes="field-label")
-                            yield Input(value=pins, placeholder="optional, e.g. quack-kernels==0.6.5",
-                                        id=f"pins-{s}", compact=True)
+                            yield Input(
+                                value=pins,
+                                placeholder="optional, e.g. quack-kernels==0.6.5",
+                                id=f"pins-{s}",
+                                compact=True,
+                            )
             with Horizontal(classes="field"):
                 yield Label("recipe", classes="field-label")
-                yield Select([(f"{r.name}  {r.summary}", r.name) for r in BUILTINS.values()],
-                             value=recipe if recipe in BUILTINS else next(iter(BUILTINS)),
-                             allow_blank=False, id="recipe", compact=True)
+                yield Select(
+                    [(f"{r.name}  {r.summary}", r.name) for r in BUILTINS.values()],
+                    value=recipe if recipe in BUILTINS else next(iter(BUILTINS)),
+                    allow_blank=False,
+                    id="recipe",
+                    compact=True,
+                )
                 yield Label("arch", classes="field-label")
                 yield Select([(a, a) for a in archs], value=arch, allow_blank=False, id="arch", compact=True)
             with Horizontal(classes="field"):
                 yield Label("params", classes="field-label")
-                yield Input(value=self._params_text(), placeholder="NAME=VALUE …, e.g. hdim=64 causal=false",
-                            id="params", compact=True)
+                yield Input(
+                    value=self._params_text(),
+                    placeholder="NAME=VALUE …, e.g. hdim=64 causal=false",
+                    id="params",
+                    compact=True,
+                )
             yield Static("", id="status", classes="status")
             yield Static("", id="status-a", classes="status")
             yield Static("", id="status-b", classes="status")
@@ -188,8 +211,9 @@ class CompareScreen(ModalScreen[dict | None]):
         recipe = BUILTINS.get(str(self.query_one("#recipe", Select).value))
         if recipe is None or self._compiling:
             return
-        names = " ".join(f"{p.name}={str(p.default).lower() if isinstance(p.default, bool) else p.default}"
-                         for p in recipe.params)
+        names = " ".join(
+            f"{p.name}={str(p.default).lower() if isinstance(p.default, bool) else p.default}" for p in recipe.params
+        )
         self.query_one("#status", Static).update(Content.styled(f"{recipe.name} parameters: {names}", "$text-muted"))
 
     # ------------------------------------------------------------------ versions
@@ -301,8 +325,11 @@ class CompareScreen(ModalScreen[dict | None]):
         self.query_one("#close", Button).label = "Cancel"
         for s in ("a", "b"):
             self.query_one(f"#status-{s}", Static).update(Content(f"{s.upper()}: starting…"))
-        self.query_one("#status", Static).update(Content(
-            f"Compiling {opts.recipe.name} for {opts.profile.arch}: {opts.specs[0].label} vs {opts.specs[1].label}"))
+        self.query_one("#status", Static).update(
+            Content(
+                f"Compiling {opts.recipe.name} for {opts.profile.arch}: {opts.specs[0].label} vs {opts.specs[1].label}"
+            )
+        )
         self.run_compile(opts)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare", description="compile both sides")

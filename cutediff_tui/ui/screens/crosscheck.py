@@ -16,9 +16,15 @@ __all__ = ["CrosscheckScreen", "crosscheck_lines"]
 _KEYS = ("registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes")
 
 
-_COLUMNS = (("side", "side", 12, "<"), ("ptxas_version", "ptxas", 7, ">"), ("ptx_version", "PTX", 5, ">"),
-            ("registers", "regs", 6, ">"), ("stack", "stack", 7, ">"), ("spill_stores", "spill st", 9, ">"),
-            ("spill_loads", "spill ld", 9, ">"))
+_COLUMNS = (
+    ("side", "side", 12, "<"),
+    ("ptxas_version", "ptxas", 7, ">"),
+    ("ptx_version", "PTX", 5, ">"),
+    ("registers", "regs", 6, ">"),
+    ("stack", "stack", 7, ">"),
+    ("spill_stores", "spill st", 9, ">"),
+    ("spill_loads", "spill ld", 9, ">"),
+)
 
 
 def _matrix_row(r: dict) -> Content:

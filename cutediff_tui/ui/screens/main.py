@@ -71,40 +71,105 @@ class MainScreen(Screen[None]):
         Binding("k,up", "cursor(-1)", "Up", show=False, id="cursor.up", tooltip="Move the cursor up a row"),
         Binding("g,home", "cursor_to('top')", "Top", show=False, id="cursor.top", tooltip="Go to the first row"),
         Binding("G,end", "cursor_to('bottom')", "Bottom", show=False, id="cursor.bottom", tooltip="Go to the last row"),
-        Binding("ctrl+d,pagedown", "half_page(1)", "Half page down", show=False, id="cursor.half-page-down",
-                tooltip="Move half a page down"),
-        Binding("ctrl+u,pageup", "half_page(-1)", "Half page up", show=False, id="cursor.half-page-up",
-                tooltip="Move half a page up"),
+        Binding(
+            "ctrl+d,pagedown",
+            "half_page(1)",
+            "Half page down",
+            show=False,
+            id="cursor.half-page-down",
+            tooltip="Move half a page down",
+        ),
+        Binding(
+            "ctrl+u,pageup",
+            "half_page(-1)",
+            "Half page up",
+            show=False,
+            id="cursor.half-page-up",
+            tooltip="Move half a page up",
+        ),
         Binding("h,left", "scroll_x(-8)", "Left", show=False, id="scroll.left", tooltip="Scroll both panes left"),
         Binding("l,right", "scroll_x(8)", "Right", show=False, id="scroll.right", tooltip="Scroll both panes right"),
         Binding("n", "hunk(1)", "Hunk", id="hunk.next", tooltip="Next changed hunk (register renames are skipped)"),
         Binding("N", "hunk(-1)", "Prev hunk", show=False, id="hunk.previous", tooltip="Previous changed hunk"),
-        Binding("s", "spill(1)", "Spill", id="spill.next",
-                tooltip="Next spill store/load (in B when B spills) and its source line"),
+        Binding(
+            "s",
+            "spill(1)",
+            "Spill",
+            id="spill.next",
+            tooltip="Next spill store/load (in B when B spills) and its source line",
+        ),
         Binding("S", "spill(-1)", "Prev spill", show=False, id="spill.previous", tooltip="Previous spill store/load"),
-        Binding("left_square_bracket", "kernel(-1)", "Prev kernel", show=False, id="kernel.previous",
-                tooltip="Show the previous kernel"),
-        Binding("right_square_bracket", "kernel(1)", "Kernel", show=False, id="kernel.next",
-                tooltip="Show the next kernel"),
+        Binding(
+            "left_square_bracket",
+            "kernel(-1)",
+            "Prev kernel",
+            show=False,
+            id="kernel.previous",
+            tooltip="Show the previous kernel",
+        ),
+        Binding(
+            "right_square_bracket", "kernel(1)", "Kernel", show=False, id="kernel.next", tooltip="Show the next kernel"
+        ),
         Binding("1", "view('sass')", "SASS", show=False, id="view.sass", tooltip="Show SASS (aligned by instruction)"),
         Binding("2", "view('ptx')", "PTX", show=False, id="view.ptx", tooltip="Show PTX (aligned by instruction)"),
-        Binding("3", "view('mlir')", "MLIR", show=False, id="view.mlir",
-                tooltip="Show the kept MLIR (aligned by line)"),
-        Binding("4", "view('log')", "Log", show=False, id="view.log",
-                tooltip="Show the ptxas resources, compiler remarks and compile log"),
+        Binding(
+            "3", "view('mlir')", "MLIR", show=False, id="view.mlir", tooltip="Show the kept MLIR (aligned by line)"
+        ),
+        Binding(
+            "4",
+            "view('log')",
+            "Log",
+            show=False,
+            id="view.log",
+            tooltip="Show the ptxas resources, compiler remarks and compile log",
+        ),
         Binding("tab", "app.focus_next", "Focus", show=False, id="focus.next", tooltip="Focus the next pane"),
-        Binding("shift+tab", "app.focus_previous", "Focus back", show=False, id="focus.previous",
-                tooltip="Focus the previous pane"),
-        Binding("slash", "search", "Search", id="search",
-                tooltip="Search the focused side: a regex, fuzzy when nothing matches; empty repeats"),
-        Binding("colon", "jump", "Jump", id="jump",
-                tooltip="Jump to an address (0x6630), a label (.L_x_12) or a source line (925, mask.py:680)"),
-        Binding("o", "toggle_normalise", "Normalise", id="view.normalise",
-                tooltip="Show registers without numbers (R12 → R•); hides register-allocation noise"),
+        Binding(
+            "shift+tab",
+            "app.focus_previous",
+            "Focus back",
+            show=False,
+            id="focus.previous",
+            tooltip="Focus the previous pane",
+        ),
+        Binding(
+            "slash",
+            "search",
+            "Search",
+            id="search",
+            tooltip="Search the focused side: a regex, fuzzy when nothing matches; empty repeats",
+        ),
+        Binding(
+            "colon",
+            "jump",
+            "Jump",
+            id="jump",
+            tooltip="Jump to an address (0x6630), a label (.L_x_12) or a source line (925, mask.py:680)",
+        ),
+        Binding(
+            "o",
+            "toggle_normalise",
+            "Normalise",
+            id="view.normalise",
+            tooltip="Show registers without numbers (R12 → R•); hides register-allocation noise",
+        ),
         Binding("c", "new_compare", "Compare", id="compare.new", tooltip="Compile a new comparison (pick DSL A and B)"),
-        Binding("x", "crosscheck", "Cross-check", show=False, id="compare.crosscheck",
-                tooltip="Re-assemble both PTXs with other ptxas versions"),
-        Binding("b", "bench", "Bench", show=False, id="bench.open", tooltip="The benchmark pane: time A and B on the local GPU"),
+        Binding(
+            "x",
+            "crosscheck",
+            "Cross-check",
+            show=False,
+            id="compare.crosscheck",
+            tooltip="Re-assemble both PTXs with other ptxas versions",
+        ),
+        Binding(
+            "b",
+            "bench",
+            "Bench",
+            show=False,
+            id="bench.open",
+            tooltip="The benchmark pane: time A and B on the local GPU",
+        ),
         Binding("e", "export", "Export", id="export.report", tooltip="Write a Markdown report to the current folder"),
     ]
 
@@ -309,8 +374,7 @@ class MainScreen(Screen[None]):
         if event.worker.group == "model":
             for s in ("a", "b"):
                 self.pane(s).set_model(None, f"Could not load {VIEW_TITLES[self.view]}: {sentence}")
-        self.notify(sentence, title=event.worker.description or "error", severity="error", timeout=8,
-                    markup=False)
+        self.notify(sentence, title=event.worker.description or "error", severity="error", timeout=8, markup=False)
 
     # ------------------------------------------------------------------ cursor feedback
 
@@ -457,9 +521,11 @@ class MainScreen(Screen[None]):
         from .prompt import PromptScreen
 
         self.app.push_screen(
-            PromptScreen(f"search side {self.active_side.upper()} — regex, fuzzy when nothing matches "
-                         "(enter repeats)",
-                         value="", placeholder=self._last_search or "e.g. STL|LDL or UTCHMMA"),
+            PromptScreen(
+                f"search side {self.active_side.upper()} — regex, fuzzy when nothing matches (enter repeats)",
+                value="",
+                placeholder=self._last_search or "e.g. STL|LDL or UTCHMMA",
+            ),
             self.search,
         )
 
@@ -473,8 +539,12 @@ class MainScreen(Screen[None]):
         self._last_search = query
         row, how = self.model.search(self.active_side, query, self.cursor, step)
         if row is None:
-            self.notify(f"No line of side {self.active_side.upper()} matches {query!r}.",
-                        severity="warning", timeout=3, markup=False)
+            self.notify(
+                f"No line of side {self.active_side.upper()} matches {query!r}.",
+                severity="warning",
+                timeout=3,
+                markup=False,
+            )
             return
         if how == "fuzzy":
             self.notify(f"No exact match for {query!r}; nearest fuzzy match.", timeout=3, markup=False)
@@ -484,8 +554,10 @@ class MainScreen(Screen[None]):
         from .prompt import PromptScreen
 
         self.app.push_screen(
-            PromptScreen(f"jump on side {self.active_side.upper()} — address, label or source line",
-                         placeholder="0x6630 · .L_x_12 · 925 · mask.py:680"),
+            PromptScreen(
+                f"jump on side {self.active_side.upper()} — address, label or source line",
+                placeholder="0x6630 · .L_x_12 · 925 · mask.py:680",
+            ),
             self.jump,
         )
 
@@ -495,8 +567,9 @@ class MainScreen(Screen[None]):
             return
         j = parse_jump(text)
         if j is None:
-            self.notify(f"{text!r} is not an address, a label or a source line.",
-                        severity="warning", timeout=4, markup=False)
+            self.notify(
+                f"{text!r} is not an address, a label or a source line.", severity="warning", timeout=4, markup=False
+            )
             return
         side = self.active_side
         row = None
@@ -528,8 +601,11 @@ class MainScreen(Screen[None]):
 
         default = ",".join(self._crosscheck_defaults())
         self.app.push_screen(
-            PromptScreen("cross-check: ptxas versions to re-assemble both PTXs with (comma-separated)",
-                         value=default, placeholder="13.0,13.4"),
+            PromptScreen(
+                "cross-check: ptxas versions to re-assemble both PTXs with (comma-separated)",
+                value=default,
+                placeholder="13.0,13.4",
+            ),
             self._crosscheck_versions,
         )
 
@@ -570,8 +646,13 @@ class MainScreen(Screen[None]):
                 v = ",".join(map(str, v))
             extra.append(f"{k}={v}")
         prof = c.get("profile") or {}
-        kw = {"kernel": (c.get("recipe") or {}).get("name", "fa4-fwd"), "arch": c.get("arch"),
-              "num_sms": prof.get("num_sms"), "extra_params": tuple(extra), "crosscheck": versions}
+        kw = {
+            "kernel": (c.get("recipe") or {}).get("name", "fa4-fwd"),
+            "arch": c.get("arch"),
+            "num_sms": prof.get("num_sms"),
+            "extra_params": tuple(extra),
+            "crosscheck": versions,
+        }
         opts = build_options(c["sides"]["a"]["dsl"], c["sides"]["b"]["dsl"], kw)
         result = run_crosscheck(c, opts, lambda _msg: None)
         self.post_message(CrosscheckFinished(result))

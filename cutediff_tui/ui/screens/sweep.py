@@ -18,8 +18,15 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from cutediff_tui.core.report.sweep_html import (cells_by_place, executor_text, heat, ink_for, ramp_color, span,
-                                                 timing_text)
+from cutediff_tui.core.report.sweep_html import (
+    cells_by_place,
+    executor_text,
+    heat,
+    ink_for,
+    ramp_color,
+    span,
+    timing_text,
+)
 from cutediff_tui.core.sweep import Grid, figures_in, grid
 
 from ..settings import load_settings
@@ -50,8 +57,13 @@ class SweepScreen(Screen[None]):
 
     BINDINGS = [
         Binding("f", "figure(1)", "Next figure", id="sweep.next_figure", tooltip="Show the next figure of the sweep"),
-        Binding("F", "figure(-1)", "Previous figure", id="sweep.prev_figure",
-                tooltip="Show the previous figure of the sweep"),
+        Binding(
+            "F",
+            "figure(-1)",
+            "Previous figure",
+            id="sweep.prev_figure",
+            tooltip="Show the previous figure of the sweep",
+        ),
         Binding("escape,q", "close", "Close", id="sweep.close", tooltip="Close the sweep heatmap"),
     ]
 
@@ -73,8 +85,9 @@ class SweepScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="sweep-head")
-        yield DataTable(id="sweep-heat", cursor_type="cell", cell_padding=0, fixed_columns=1,
-                        cursor_background_priority="css")
+        yield DataTable(
+            id="sweep-heat", cursor_type="cell", cell_padding=0, fixed_columns=1, cursor_background_priority="css"
+        )
         yield Static(id="sweep-cell")
         yield Footer()
 
@@ -104,17 +117,32 @@ class SweepScreen(Screen[None]):
         res, g = self.result, self.grid
         recipe = (res.get("recipe") or {}).get("name") or "sweep"
         failed = sum(1 for c in res.get("cells", []) if c.get("status") != "ok")
-        parts: list = [("sweep ", "bold"), (recipe, "bold $accent"), " · figure ", (g.figure, "bold"),
-                       (f" ({self.figure_index + 1}/{len(self.figures)}, f: next)", "$text-muted"),
-                       " · ", executor_text(res), "\n", timing_text(res)]
+        parts: list = [
+            ("sweep ", "bold"),
+            (recipe, "bold $accent"),
+            " · figure ",
+            (g.figure, "bold"),
+            (f" ({self.figure_index + 1}/{len(self.figures)}, f: next)", "$text-muted"),
+            " · ",
+            executor_text(res),
+            "\n",
+            timing_text(res),
+        ]
         if failed:
             parts += [" · ", (f"{failed} failed", "bold $regression")]
         parts.append("\n")
         if g.finite:
             lo, hi = span(g)
             bar = [("█", ramp_color(i / 11, ramp)) for i in range(12)]
-            parts += [("min ", "$text-muted"), str(lo), " ", *bar, (" max ", "$text-muted"), str(hi),
-                      ("  · 0: plain · —: no value", "$text-muted")]
+            parts += [
+                ("min ", "$text-muted"),
+                str(lo),
+                " ",
+                *bar,
+                (" max ", "$text-muted"),
+                str(hi),
+                ("  · 0: plain · —: no value", "$text-muted"),
+            ]
         else:
             parts.append(("No cell has a value for this figure.", "$text-muted"))
         return Content.assemble(*parts)
@@ -183,8 +211,9 @@ class SweepScreen(Screen[None]):
     def text(self) -> str:
         """The table as plain text, a line per toolchain (for tests)."""
         g = self.grid
-        return "\n".join(" ".join([row, *("—" if v is None else str(v) for v in g.values[r])])
-                         for r, row in enumerate(g.rows))
+        return "\n".join(
+            " ".join([row, *("—" if v is None else str(v) for v in g.values[r])]) for r, row in enumerate(g.rows)
+        )
 
 
 class SweepApp(App[None]):

@@ -84,7 +84,7 @@ def class_rows(kernel: dict, limit: int = 8) -> list[tuple[str, str, Any, Any, i
         from cutediff_tui.core.analysis.classes import default_classes
 
         label = default_classes().label
-    except Exception:  # noqa: BLE001 - labels are cosmetic
+    except Exception:
         label = str
     items = sorted(deltas.items(), key=lambda kv: (-abs(kv[1][2]), -max(kv[1][0], kv[1][1]), kv[0]))
     return [(k, label(k), v[0], v[1], v[2]) for k, v in items[:limit]]
@@ -101,7 +101,7 @@ def _row(label: str, a: str, b: str, d: str, d_style: str, label_style: str = ""
 
 def _side_head(side: str, version: str) -> str:
     text = f"{side} {version}"
-    return text if len(text) < _NUM_W else f"{side} …{version[-(_NUM_W - 4):]}"
+    return text if len(text) < _NUM_W else f"{side} …{version[-(_NUM_W - 4) :]}"
 
 
 def _head(title: str, a: str, b: str) -> Content:
@@ -158,7 +158,7 @@ class PressurePlot(PlotextPlot):
         value = self.app.theme_variables.get(var) if self.is_attached else None
         try:
             c = Color.parse(value) if value else None
-        except Exception:  # noqa: BLE001 - a variable that is not a plain colour
+        except Exception:
             c = None
         return (c.r, c.g, c.b) if c else ("blue" if var == "side-a" else "magenta")
 
@@ -213,8 +213,10 @@ class MetricsPane(Vertical):
         cls_lines = [_head("classes", "A", "B")]
         for key, label, va, vb, d in self.class_data:
             text = "=" if d == 0 else f"{d:+d}"
-            style = "$text-muted" if d == 0 else (
-                ("bold $regression" if d > 0 else "bold $improvement") if key in WORSE_WHEN_HIGHER else ""
+            style = (
+                "$text-muted"
+                if d == 0
+                else (("bold $regression" if d > 0 else "bold $improvement") if key in WORSE_WHEN_HIGHER else "")
             )
             cls_lines.append(_row(label, _fmt(va), _fmt(vb), text, style, "$text-muted"))
         if not self.class_data:
@@ -234,6 +236,4 @@ class MetricsPane(Vertical):
 
     def text(self) -> str:
         """The resources and classes as plain text (for tests and copying)."""
-        return "\n".join(
-            str(self.query_one(f"#{i}", Static).render()) for i in ("resources", "classes")
-        )
+        return "\n".join(str(self.query_one(f"#{i}", Static).render()) for i in ("resources", "classes"))

@@ -103,10 +103,13 @@ class SourcePane(Static):
             self.file = self.line = None
             self.found = False
             self.border_title = Content.assemble("source ", tag)
-            self.update(Content.styled(
-                "No line info for this line (compile with line info to see the Python behind each instruction).",
-                "$text-muted",
-            ), layout=False)
+            self.update(
+                Content.styled(
+                    "No line info for this line (compile with line info to see the Python behind each instruction).",
+                    "$text-muted",
+                ),
+                layout=False,
+            )
             return
         ref = resolve_source(code.file, code.line, self.comparison, side, known)
         self.file, self.line, self.found = code.file, code.line, ref.path is not None
@@ -115,9 +118,13 @@ class SourcePane(Static):
         chain = [f"{display_path(f)}:{n}" for f, n in code.chain]
         height = max(1, self.size.height - (1 if chain else 0)) if self.size.height else 7
         if ref.path is None:
-            body.append(Content.styled(
-                "The source is not on this machine: not found as given, in the side's environment "
-                "or in the result folder.", "$text-muted"))
+            body.append(
+                Content.styled(
+                    "The source is not on this machine: not found as given, in the side's environment "
+                    "or in the result folder.",
+                    "$text-muted",
+                )
+            )
         else:
             lines = read_lines(ref.path)
             n = code.line
