@@ -7,19 +7,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-RESOURCE_ROWS = (
-    ("registers", "registers"),
-    ("stack_bytes", "stack bytes"),
-    ("spill_store_bytes", "spill stores (bytes)"),
-    ("spill_load_bytes", "spill loads (bytes)"),
-    ("shared_bytes", "shared bytes"),
-    ("stl", "STL instructions"),
-    ("ldl", "LDL instructions"),
-    ("instructions", "SASS instructions"),
-    ("compile_seconds", "compile seconds"),
-)
-KEY_OPCODES = ("UTCHMMA", "UTCQMMA", "HGMMA", "HMMA", "MUFU", "FFMA2", "FMUL2", "FADD2", "FFMA", "STL", "LDL")
-WORSE_WHEN_HIGHER = {"registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "stl", "ldl"}
+from .core.model.figures import Figure, delta_sign, figures_for, is_worse
 
 
 def _fmt(v: Any) -> str:
@@ -30,16 +18,31 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _delta_text(key: str, a: Any, b: Any) -> Text:
-    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+def _delta_text(fig: Figure, a: Any, b: Any) -> Text:
+    if fig.kind == "list" or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
         return Text("")
     d = b - a
     if d == 0:
         return Text("=", style="dim")
     s = f"{d:+.2f}" if isinstance(d, float) else f"{d:+d}"
-    if key in WORSE_WHEN_HIGHER:
-        return Text(s, style="bold red" if d > 0 else "bold green")
+    sign = delta_sign(a, b)
+    if is_worse(fig, sign):
+        return Text(s, style="bold red")
+    if is_worse(fig, -sign):
+        return Text(s, style="bold green")
     return Text(s)
+
+
+def figure_rows(kernel: dict) -> list[tuple[str, str, str, Text]]:
+    """``(label, A, B, Δ)`` of every registry figure the CLI shows that either side has."""
+    a, b = kernel.get("a") or {}, kernel.get("b") or {}
+    rows = []
+    for fig in figures_for("cli"):
+        if not (fig.present(a) or fig.present(b)):
+            continue
+        va, vb = fig.value(a), fig.value(b)
+        rows.append((fig.title, fig.text(va, _fmt), fig.text(vb, _fmt), _delta_text(fig, va, vb)))
+    return rows
 
 
 def comparison_tables(c: dict) -> list:
@@ -63,14 +66,8 @@ def comparison_tables(c: dict) -> list:
         t.add_column(f"A {sa['dsl']}", justify="right")
         t.add_column(f"B {sb['dsl']}", justify="right")
         t.add_column("Δ", justify="right")
-        for key, label in RESOURCE_ROWS:
-            t.add_row(label, _fmt(a.get(key)), _fmt(b.get(key)), _delta_text(key, a.get(key), b.get(key)))
-        oa, ob = a.get("opcodes", {}), b.get("opcodes", {})
-        for op in KEY_OPCODES:
-            if op in oa or op in ob:
-                t.add_row(
-                    op, _fmt(oa.get(op, 0)), _fmt(ob.get(op, 0)), _delta_text(op.lower(), oa.get(op, 0), ob.get(op, 0))
-                )
+        for row in figure_rows(k):
+            t.add_row(*row)
         al = k.get("alignment")
         if al:
             t.add_row("SASS match", "", f"{al.get('match_pct', 0):.1f}%", f"{al.get('matched')}/{al.get('total')}")

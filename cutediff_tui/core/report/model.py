@@ -14,42 +14,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-SIDES = ("a", "b")
+from ..model import SIDES
+from ..model.figures import Figure, delta_sign, figures_for, is_worse
+
 M_SIDES_LOWER = frozenset(SIDES)
 DSL_PACKAGE = "nvidia-cutlass-dsl"
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d*|\.post\d+|\.dev\d+)*$")
-
-#: (metrics key, label, unit); "worse when higher" for all but the informational rows.
-RESOURCE_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("registers", "Registers", ""),
-    ("stack_bytes", "Stack frame", "bytes"),
-    ("spill_store_bytes", "Spill stores", "bytes"),
-    ("spill_load_bytes", "Spill loads", "bytes"),
-    ("shared_bytes", "Shared memory", "bytes"),
-    ("stl", "STL instructions", ""),
-    ("ldl", "LDL instructions", ""),
-    ("instructions", "SASS instructions", ""),
-    ("ptx_instructions", "PTX instructions", ""),
-    ("compile_seconds", "Compile time", "s"),
-)
-WORSE_WHEN_HIGHER = frozenset({"registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "stl", "ldl"})
-#: Opcodes that carry the math of attention-like kernels; shown when either side has them.
-KEY_OPCODES = (
-    "UTCHMMA",
-    "UTCQMMA",
-    "UTCOMMA",
-    "HGMMA",
-    "HMMA",
-    "MUFU",
-    "FFMA2",
-    "FMUL2",
-    "FADD2",
-    "FFMA",
-    "STL",
-    "LDL",
-)
-#: The ones the one-line summary calls "the math" (tensor-core MMAs, SFU, packed FP32).
-MATH_OPCODES = ("UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA", "MUFU", "FFMA2", "FMUL2", "FADD2")
+#: MMA opcodes (tensor cores): a summary says "identical" only when the math includes one.
 MMA_OPCODES = frozenset({"UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA"})
 #: Classes left out of the "instruction mix" sentence: spill code is reported on its own.
 MIX_IGNORED = frozenset({"local"})
@@ -123,10 +94,23 @@ def metrics(k: dict, s: str) -> dict:
     return m if isinstance(m, dict) else {}
 
 
-def metric(m: dict, key: str) -> Any:
-    if key == "ptx_instructions":
-        return (m.get("ptx") or {}).get("instructions")
-    return m.get(key)
+def resource_figures(*, key_only: bool = False) -> list[Figure]:
+    """The registry's resource figures a report shows (only the key ones with ``key_only``)."""
+    return [f for f in figures_for("report", "resource") if f.key or not key_only]
+
+
+def math_opcodes() -> tuple[str, ...]:
+    """The key opcodes: what the one-line summary calls "the math" (MMAs, SFU, packed FP32)."""
+    return tuple(f.name for f in figures_for("report", "opcode") if f.key)
+
+
+def worse(fig: Figure | None, a: Any, b: Any) -> bool:
+    """Whether B's value of ``fig`` is worse than A's (the registry says which way is worse)."""
+    return is_worse(fig, delta_sign(a, b))
+
+
+def better(fig: Figure | None, a: Any, b: Any) -> bool:
+    return is_worse(fig, -delta_sign(a, b))
 
 
 def kernels(c: dict) -> list[dict]:
@@ -176,11 +160,14 @@ def class_rows(k: dict) -> list[tuple[str, str, int, int]]:
     return out
 
 
-def opcode_rows(k: dict) -> list[tuple[str, int, int]]:
-    """``(opcode, A, B)`` for the key opcodes either side has."""
-    oa = metrics(k, "a").get("opcodes") or {}
-    ob = metrics(k, "b").get("opcodes") or {}
-    return [(op, int(oa.get(op, 0)), int(ob.get(op, 0))) for op in KEY_OPCODES if op in oa or op in ob]
+def opcode_rows(k: dict) -> list[tuple[Figure, int, int]]:
+    """``(opcode figure, A, B)`` for the registry's opcodes either side has."""
+    a, b = metrics(k, "a"), metrics(k, "b")
+    return [
+        (f, int(f.value(a) or 0), int(f.value(b) or 0))
+        for f in figures_for("report", "opcode")
+        if f.present(a) or f.present(b)
+    ]
 
 
 # ---------------------------------------------------------------- summary sentences
@@ -199,7 +186,8 @@ def mix_sentence(k: dict) -> str:
     changed = [(key, lab, a, b) for key, lab, a, b in rows if a != b and key not in MIX_IGNORED]
     if not changed:
         return "instruction mix unchanged"
-    math = [(op, a, b) for op, a, b in opcode_rows(k) if op in MATH_OPCODES]
+    key_ops = math_opcodes()
+    math = [(f.name, a, b) for f, a, b in opcode_rows(k) if f.name in key_ops]
     has_mma = any(op in MMA_OPCODES for op, _, _ in math)
     if len(math) >= 2 and has_mma and all(a == b for _, a, b in math):
         # the kernel's math (what the original reports grep-count) is the same; the rest is bookkeeping
