@@ -63,7 +63,7 @@ def _schema_error(where: str, schema: Any) -> CutediffError:
     )
 
 
-def load_comparison_bytes(data: bytes, where: str = "The comparison") -> dict:
+def load_comparison_bytes(data: bytes, where: str = "The comparison") -> dict[str, Any]:
     """A comparison document from its JSON bytes, checked against the typed model.
 
     Raises a one-sentence :class:`CutediffError` for another schema, a document without sides or
@@ -98,10 +98,11 @@ def load_comparison_bytes(data: bytes, where: str = "The comparison") -> dict:
         ) from None
     except msgspec.DecodeError:
         pass  # NaN/Infinity: json read it above; the view is built on demand by typed()
-    return doc
+    out: dict[str, Any] = doc
+    return out
 
 
-def read_comparison(path: Path | str) -> dict:
+def read_comparison(path: Path | str) -> dict[str, Any]:
     """Read a saved comparison (/1 or /2) with its artifact paths made absolute."""
     path = Path(path)
     try:
@@ -113,7 +114,8 @@ def read_comparison(path: Path | str) -> dict:
     doc = load_comparison_bytes(data, str(path))
     from ..resultdir import absolutize
 
-    return absolutize(doc, path.resolve().parent)
+    out: dict[str, Any] = absolutize(doc, path.resolve().parent)
+    return out
 
 
 def typed(doc: Mapping[str, Any]) -> Comparison:
@@ -136,7 +138,7 @@ def kernel_figures(kernel: Mapping[str, Any]) -> dict[str, list[Any]]:
     return out
 
 
-def document(comparison: Mapping[str, Any]) -> dict:
+def document(comparison: Mapping[str, Any]) -> dict[str, Any]:
     """The /2 JSON document of a comparison: its keys, ``schema`` /2 and each kernel's figures."""
     doc = dict(comparison)
     doc["schema"] = SCHEMA
