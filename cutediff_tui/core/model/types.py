@@ -30,6 +30,8 @@ __all__ = [
     "Side",
     "SideInfo",
     "SpillSite",
+    "SpillSiteChange",
+    "SpillSitesDiff",
     "Timing",
 ]
 
@@ -111,6 +113,24 @@ class Alignment(_Struct):
     hunk_count: int | None = None
 
 
+class SpillSiteChange(_Struct):
+    """A source line whose spill instructions changed count from A to B."""
+
+    file: str | None = None
+    line: int | None = None
+    kind: str | None = None
+    a_count: int = 0
+    b_count: int = 0
+
+
+class SpillSitesDiff(_Struct):
+    """Spill sites by source line: added in B, removed in B, in both."""
+
+    added: list[SpillSiteChange] = []
+    removed: list[SpillSiteChange] = []
+    unchanged: list[SpillSiteChange] = []
+
+
 class Kernel(_Struct):
     """A kernel paired across the sides (by symbol); ``a`` or ``b`` is None when only one has it."""
 
@@ -121,6 +141,7 @@ class Kernel(_Struct):
     alignment: Alignment | None = None
     ptx_alignment: Alignment | None = None
     pair_error: str | None = None
+    spill_sites_diff: SpillSitesDiff | None = None
     figures: dict[str, list[Any]] = {}
 
     def side(self, s: Side) -> KernelSide | None:
