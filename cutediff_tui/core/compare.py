@@ -1,7 +1,7 @@
 """Compare two toolchains: environments and builds per side in parallel, then the analysis.
 
-The result is plain JSON-serialisable data (schema ``cutediff.comparison/1``) that the CLI, the
-TUI and the reports all read.
+The result is plain JSON-serialisable data (schema ``cutediff.comparison/2``, written by
+``core.model``) that the CLI, the TUI and the reports all read.
 """
 
 from __future__ import annotations
