@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .core.model import SIDES, typed
-from .core.model.figures import Figure, delta_sign, figures_for, is_worse
+from .core.model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse
 
 
 def _fmt(v: Any) -> str:
@@ -90,7 +90,7 @@ def comparison_tables(c: dict) -> list:
                 out.append(Text(f"    {where}  +{item.b_count - item.a_count} {item.kind}"))
     for name, m in (view.crosscheck or {}).items():
         t = Table(title=f"ptxas cross-check: {name}", title_justify="left", show_edge=False)
-        for col in ("PTX of", "ptxas", "registers", "stack", "spill stores", "spill loads", "note"):
+        for col in ("PTX of", "ptxas", *(by_name(n).word for n in CROSSCHECK_FIGURES if by_name(n)), "note"):
             t.add_column(col)
         for cell in m.matrix:
             note = cell.error or (f".version {cell.rewritten_from}→rewritten" if cell.rewritten_from else "")

@@ -139,6 +139,19 @@ def test_each_label_is_declared_once():
         assert [Path(p).name for p in out] == ["figures.py"], (fig.label, out)
 
 
+def test_each_short_name_of_several_words_is_declared_once():
+    """Short names used in sentences and narrow columns (``spill stores``) live in the registry too."""
+    for fig in FIGURES:
+        if " " not in fig.word:
+            continue  # one word (``stack``, ``STL``) is also a JSON key or an opcode elsewhere
+        out = subprocess.run(
+            ["grep", "-rlF", "--include=*.py", f'"{fig.word}"', str(ROOT / "cutediff_tui")],
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        assert [Path(p).name for p in out] == ["figures.py"], (fig.word, out)
+
+
 def test_registry_is_consistent():
     names = [f.name for f in FIGURES]
     assert len(names) == len(set(names))

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 __all__ = [
     "ALL_FACES",
+    "CROSSCHECK_FIGURES",
     "FACES",
     "FIGURES",
     "Face",
@@ -221,6 +222,11 @@ FIGURES: tuple[Figure, ...] = (
     opcode("STL", worse="higher"),
     opcode("LDL", worse="higher"),
 )  # fmt: skip
+
+
+#: The figures ``ptxas -v`` reports, which the ptxas cross-check tabulates (its column names are
+#: these figures' short names).
+CROSSCHECK_FIGURES = ("registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes")
 
 
 def figures_for(face: Face, group: Group | None = None, figures: Iterable[Figure] | None = None) -> list[Figure]:

@@ -128,13 +128,14 @@ def _spill(name: str, b: dict, limit: int) -> CheckOutcome:
     if st is None and ld is None:
         return CheckOutcome(name, "max-spill-bytes", SKIP, "side B reports no spill figures")
     st, ld = int(st or 0), int(ld or 0)
-    over = [f"{what} {v} B" for what, v in (("spill stores", st), ("spill loads", ld)) if v > limit]
+    words = (_figure("spill_store_bytes").word, _figure("spill_load_bytes").word)
+    over = [f"{what} {v} B" for what, v in zip(words, (st, ld)) if v > limit]
     worst = max(st, ld)
     if over:
         msg = f"{' and '.join(over)} on B exceed --max-spill-bytes {limit}"
         return CheckOutcome(name, "max-spill-bytes", FAIL, msg, worst, limit)
     return CheckOutcome(
-        name, "max-spill-bytes", PASS, f"spill stores {st} B, spill loads {ld} B on B (limit {limit} B)", worst, limit
+        name, "max-spill-bytes", PASS, f"{words[0]} {st} B, {words[1]} {ld} B on B (limit {limit} B)", worst, limit
     )
 
 

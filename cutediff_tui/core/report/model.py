@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import SIDES
-from ..model.figures import Figure, delta_sign, figures_for, is_worse
+from ..model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse, unit_symbol
 
 M_SIDES_LOWER = frozenset(SIDES)
 DSL_PACKAGE = "nvidia-cutlass-dsl"
@@ -173,9 +173,12 @@ def opcode_rows(k: dict) -> list[tuple[Figure, int, int]]:
 # ---------------------------------------------------------------- summary sentences
 
 
-def _change(label: str, a: Any, b: Any, unit: str = "") -> str:
+def _change(name: str, a: Any, b: Any) -> str:
+    """``stack 0 → 112 B`` for the registry figure ``name`` (its short name and unit symbol)."""
+    fig = by_name(name)
+    word, unit = (fig.word, unit_symbol(fig.unit)) if fig else (name, "")
     u = f" {unit}" if unit else ""
-    return f"{label} {num(a)} → {num(b)}{u}"
+    return f"{word} {num(a)} → {num(b)}{u}"
 
 
 def mix_sentence(k: dict) -> str:
@@ -213,15 +216,15 @@ def kernel_sentence(c: dict, k: dict) -> str:
     if a.get("registers") != b.get("registers") and a.get("registers") is not None:
         parts.append(_change("registers", a.get("registers"), b.get("registers")))
     if (a.get("stack_bytes") or 0) != (b.get("stack_bytes") or 0):
-        parts.append(_change("stack", a.get("stack_bytes"), b.get("stack_bytes"), "B"))
+        parts.append(_change("stack_bytes", a.get("stack_bytes"), b.get("stack_bytes")))
     if (a.get("spill_store_bytes") or 0) != (b.get("spill_store_bytes") or 0):
-        parts.append(_change("spill stores", a.get("spill_store_bytes"), b.get("spill_store_bytes"), "B"))
+        parts.append(_change("spill_store_bytes", a.get("spill_store_bytes"), b.get("spill_store_bytes")))
     # loads equal to stores on both sides add nothing to the sentence
     if (a.get("spill_load_bytes") or 0) != (b.get("spill_load_bytes") or 0) and (
         a.get("spill_load_bytes") != a.get("spill_store_bytes")
         or b.get("spill_load_bytes") != b.get("spill_store_bytes")
     ):
-        parts.append(_change("spill loads", a.get("spill_load_bytes"), b.get("spill_load_bytes"), "B"))
+        parts.append(_change("spill_load_bytes", a.get("spill_load_bytes"), b.get("spill_load_bytes")))
     if spill_a == 0 and spill_b > 0:
         head = f"{name} spills on {nb}"
     elif spill_a > 0 and spill_b == 0:
@@ -578,7 +581,17 @@ def remark_where(r: dict) -> str:
     return where
 
 
-CROSSCHECK_HEADER = ("PTX of", ".version", "ptxas", "registers", "stack", "spill stores", "spill loads", "note")
+def crosscheck_header() -> tuple[str, ...]:
+    return ("PTX of", ".version", "ptxas", *(fig_word(n) for n in CROSSCHECK_FIGURES), "note")
+
+
+def fig_word(name: str) -> str:
+    """The short name of registry figure ``name`` (``stack``), the name itself when unknown."""
+    fig = by_name(name)
+    return fig.word if fig else name
+
+
+CROSSCHECK_HEADER = crosscheck_header()
 
 
 def crosscheck_rows(entry: dict) -> list[tuple[str, ...]]:
