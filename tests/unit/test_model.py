@@ -106,3 +106,13 @@ def test_nan_in_a_saved_file_still_reads(tmp_path):
     path.write_text(json.dumps(doc))
     got = read_comparison(path)
     assert got["kernels"][0]["b"]["compile_seconds"] != got["kernels"][0]["b"]["compile_seconds"]
+
+
+def test_bench_attaches_to_a_saved_v1_comparison(tmp_path):
+    from cutediff_tui.core.bench.attach import attach_bench
+
+    (tmp_path / "comparison.json").write_bytes(SAMPLE.read_bytes())
+    attach_bench(tmp_path, {"mode": "fwd", "shapes": []})
+    doc = json.loads((tmp_path / "comparison.json").read_text())
+    assert doc["schema"] == SCHEMA and doc["bench"] == {"mode": "fwd", "shapes": []}
+    assert doc["kernels"][0]["a"]["files"] == json.loads(SAMPLE.read_bytes())["kernels"][0]["a"]["files"]
