@@ -40,3 +40,19 @@ def test_json_report_same_content_as_before_the_model(outputs):
     fwd = dict(zip([k["name"] for k in new["kernels"]], figures))["FlashAttentionForwardSm100"]
     assert fwd["stack_bytes"] == [0, 112] and fwd["spill_store_bytes"] == [0, 176] and fwd["UTCHMMA"] == [64, 64]
     assert "UTCOMMA" not in fwd  # an opcode neither side has is left out
+
+
+def test_sample_saved_again_as_v2_reports_the_same(tmp_path):
+    """/1 sample → saved result folder (/2, artifacts copied) → the same Markdown and check."""
+    from cutediff_tui.core.compare import load_json
+    from cutediff_tui.core.model import SCHEMA, read_comparison
+    from cutediff_tui.core.report import Limits, check_comparison, render_markdown
+    from cutediff_tui.core.resultdir import save_result
+
+    sample = _capture.SAMPLE / "comparison.json"
+    save_result(load_json(sample), tmp_path / "saved")
+    assert json.loads((tmp_path / "saved" / "comparison.json").read_text())["schema"] == SCHEMA
+    again = read_comparison(tmp_path / "saved" / "comparison.json")
+    assert render_markdown(again) == (GOLDEN / "report.md").read_text()
+    limits = Limits(max_spill_bytes=0, max_register_delta=0, max_stack_delta=0)
+    assert check_comparison(again, limits).outcomes == check_comparison(load_json(sample), limits).outcomes
