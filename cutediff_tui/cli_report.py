@@ -225,6 +225,20 @@ _STATUS_STYLE = {
 )
 @click.option("--kernel-filter", default=None, metavar="REGEX", help="Check only kernels whose name or symbol matches.")
 @click.option(
+    "--max",
+    "max_figures",
+    multiple=True,
+    metavar="FIGURE=N",
+    help="Most side B's FIGURE may be (any figure a metric names, e.g. peak_gpr=200); repeatable.",
+)
+@click.option(
+    "--max-delta",
+    "max_deltas",
+    multiple=True,
+    metavar="FIGURE=N",
+    help="Most B − A of FIGURE may be (e.g. instructions=100); repeatable.",
+)
+@click.option(
     "--junit", type=click.Path(path_type=Path), default=None, help="Write JUnit XML (one testcase per kernel × limit)."
 )
 @click.option("--json", "json_out", default=None, help="Also save the comparison as JSON to PATH.")
@@ -245,6 +259,8 @@ def check(
     max_stack_delta: int | None,
     max_slowdown: float | None,
     kernel_filter: str | None,
+    max_figures: tuple[str, ...],
+    max_deltas: tuple[str, ...],
     junit: Path | None,
     json_out: str | None,
     report_out: Path | None,
@@ -261,10 +277,19 @@ def check(
     cutediff check --result comparison.json --max-register-delta 8 --junit check.xml
     """
     from .core.report import CheckOutcome, CheckResult, Limits, check_comparison, junit_xml, write_report
+    from .core.report.check import figure_limit
 
     State.debug = State.debug or bool(kw.get("debug"))
-    limits = Limits(max_spill_bytes, max_register_delta, max_stack_delta, max_slowdown, kernel_filter)
     try:
+        limits = Limits(
+            max_spill_bytes,
+            max_register_delta,
+            max_stack_delta,
+            max_slowdown,
+            kernel_filter,
+            max_figures=tuple(figure_limit(t, "--max") for t in max_figures),
+            max_deltas=tuple(figure_limit(t, "--max-delta") for t in max_deltas),
+        )
         if result is not None and sides:
             raise CutediffError(
                 "Give either --result PATH or the two toolchains A B, not both.",

@@ -7,19 +7,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-RESOURCE_ROWS = (
-    ("registers", "registers"),
-    ("stack_bytes", "stack bytes"),
-    ("spill_store_bytes", "spill stores (bytes)"),
-    ("spill_load_bytes", "spill loads (bytes)"),
-    ("shared_bytes", "shared bytes"),
-    ("stl", "STL instructions"),
-    ("ldl", "LDL instructions"),
-    ("instructions", "SASS instructions"),
-    ("compile_seconds", "compile seconds"),
-)
-KEY_OPCODES = ("UTCHMMA", "UTCQMMA", "HGMMA", "HMMA", "MUFU", "FFMA2", "FMUL2", "FADD2", "FFMA", "STL", "LDL")
-WORSE_WHEN_HIGHER = {"registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "stl", "ldl"}
+from .core.model import SIDES, typed
+from .core.model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse
 
 
 def _fmt(v: Any) -> str:
@@ -30,88 +19,92 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _delta_text(key: str, a: Any, b: Any) -> Text:
-    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+def _delta_text(fig: Figure, a: Any, b: Any) -> Text:
+    if fig.kind == "list" or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
         return Text("")
     d = b - a
     if d == 0:
         return Text("=", style="dim")
     s = f"{d:+.2f}" if isinstance(d, float) else f"{d:+d}"
-    if key in WORSE_WHEN_HIGHER:
-        return Text(s, style="bold red" if d > 0 else "bold green")
+    sign = delta_sign(a, b)
+    if is_worse(fig, sign):
+        return Text(s, style="bold red")
+    if is_worse(fig, -sign):
+        return Text(s, style="bold green")
     return Text(s)
 
 
+def figure_rows(kernel: dict) -> list[tuple[str, str, str, Text]]:
+    """``(label, A, B, Δ)`` of every registry figure the CLI shows that either side has."""
+    a, b = kernel.get("a") or {}, kernel.get("b") or {}
+    rows = []
+    for fig in figures_for("cli"):
+        if not (fig.present(a) or fig.present(b)):
+            continue
+        va, vb = fig.value(a), fig.value(b)
+        rows.append((fig.title, fig.text(va, _fmt), fig.text(vb, _fmt), _delta_text(fig, va, vb)))
+    return rows
+
+
 def comparison_tables(c: dict) -> list:
-    sa, sb = c["sides"]["a"], c["sides"]["b"]
+    """The comparison as Rich renderables: a header, a table per kernel, remarks, new spill sites,
+    the cross-check. Structure is read through the typed view; figures from the registry."""
+    view = typed(c)
+    sa, sb = view.sides["a"], view.sides["b"]
     out: list = [
         Text.assemble(
             ("cutediff ", "bold"),
-            (c["recipe"]["name"], "cyan"),
-            f" for {c['arch']}  ",
+            ((view.recipe.name if view.recipe else None) or "?", "cyan"),
+            f" for {view.arch}  ",
             ("A ", "bold"),
-            sa["label"],
+            sa.label or "",
             "  vs  ",
             ("B ", "bold"),
-            sb["label"],
+            sb.label or "",
         )
     ]
-    for k in c["kernels"]:
-        a, b = k.get("a") or {}, k.get("b") or {}
-        t = Table(title=k["name"], title_justify="left", show_edge=False, pad_edge=False)
+    for k, raw in zip(view.kernels, c["kernels"]):
+        t = Table(title=k.name, title_justify="left", show_edge=False, pad_edge=False)
         t.add_column("")
-        t.add_column(f"A {sa['dsl']}", justify="right")
-        t.add_column(f"B {sb['dsl']}", justify="right")
+        t.add_column(f"A {sa.dsl}", justify="right")
+        t.add_column(f"B {sb.dsl}", justify="right")
         t.add_column("Δ", justify="right")
-        for key, label in RESOURCE_ROWS:
-            t.add_row(label, _fmt(a.get(key)), _fmt(b.get(key)), _delta_text(key, a.get(key), b.get(key)))
-        oa, ob = a.get("opcodes", {}), b.get("opcodes", {})
-        for op in KEY_OPCODES:
-            if op in oa or op in ob:
-                t.add_row(
-                    op, _fmt(oa.get(op, 0)), _fmt(ob.get(op, 0)), _delta_text(op.lower(), oa.get(op, 0), ob.get(op, 0))
-                )
-        al = k.get("alignment")
+        for row in figure_rows(raw):
+            t.add_row(*row)
+        al = k.alignment
         if al:
-            t.add_row("SASS match", "", f"{al.get('match_pct', 0):.1f}%", f"{al.get('matched')}/{al.get('total')}")
+            t.add_row("SASS match", "", f"{al.match_pct or 0:.1f}%", f"{al.matched}/{al.total}")
         out.append(t)
-        for s, m in (("A", a), ("B", b)):
-            for r in m.get("remarks", []) or []:
-                where = f"{r.get('file')}:{r.get('line')}" if r.get("file") else "?"
+        for s in SIDES:
+            m = k.side(s)
+            for r in m.remarks if m else []:
+                where = f"{r.file}:{r.line}" if r.file else "?"
                 out.append(
-                    Text(
-                        f"  remark on {s} at {where}: {r.get('message')} {r.get('detail') or ''}".rstrip(),
-                        style="yellow",
-                    )
+                    Text(f"  remark on {s.upper()} at {where}: {r.message} {r.detail or ''}".rstrip(), style="yellow")
                 )
-        diff = k.get("spill_sites_diff") or {}
-        added = diff.get("added") if isinstance(diff, dict) else None
+        added = k.spill_sites_diff.added if k.spill_sites_diff else []
         if added:
             out.append(Text("  spill sites added in B:", style="bold"))
             for item in added[:10]:
-                where = f"{item.get('file')}:{item.get('line')}" if item.get("file") else "(no line info)"
-                out.append(Text(f"    {where}  +{item.get('b_count', 0) - item.get('a_count', 0)} {item.get('kind')}"))
-    cc = c.get("crosscheck")
-    if cc:
-        for name, m in cc.items():
-            t = Table(title=f"ptxas cross-check: {name}", title_justify="left", show_edge=False)
-            for col in ("PTX of", "ptxas", "registers", "stack", "spill stores", "spill loads", "note"):
-                t.add_column(col)
-            for cell in m.get("matrix", []):
-                note = cell.get("error") or (
-                    f".version {cell['rewritten_from']}→rewritten" if cell.get("rewritten_from") else ""
-                )
-                t.add_row(
-                    cell.get("side", ""),
-                    cell.get("ptxas_version", ""),
-                    _fmt(cell.get("registers")),
-                    _fmt(cell.get("stack")),
-                    _fmt(cell.get("spill_stores")),
-                    _fmt(cell.get("spill_loads")),
-                    note,
-                )
-            out.append(t)
-            out.append(Text(f"  verdict: {m.get('verdict')}", style="bold"))
+                where = f"{item.file}:{item.line}" if item.file else "(no line info)"
+                out.append(Text(f"    {where}  +{item.b_count - item.a_count} {item.kind}"))
+    for name, m in (view.crosscheck or {}).items():
+        t = Table(title=f"ptxas cross-check: {name}", title_justify="left", show_edge=False)
+        for col in ("PTX of", "ptxas", *(by_name(n).word for n in CROSSCHECK_FIGURES if by_name(n)), "note"):
+            t.add_column(col)
+        for cell in m.matrix:
+            note = cell.error or (f".version {cell.rewritten_from}→rewritten" if cell.rewritten_from else "")
+            t.add_row(
+                cell.side or "",
+                cell.ptxas_version or "",
+                _fmt(cell.registers),
+                _fmt(cell.stack),
+                _fmt(cell.spill_stores),
+                _fmt(cell.spill_loads),
+                note,
+            )
+        out.append(t)
+        out.append(Text(f"  verdict: {m.verdict}", style="bold"))
     return out
 
 

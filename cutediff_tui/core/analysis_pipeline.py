@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import json
 import re
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from .analysis.sass import SassListing, merge_sass, parse_sass
 from .errors import CutediffError
 from .files import read_text
 from .locking import atomic_write
+from .model.types import SIDES
 from .naming import kernel_class, unique_names
 from .paths import cache_dir
 from .remarks import parse_remarks, short_path
@@ -424,10 +424,10 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
 
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futs = [pool.submit(_safe_side_kernels, o, progress, s) for s, o in zip("ab", outcomes)]
+        futs = [pool.submit(_safe_side_kernels, o, progress, s) for s, o in zip(SIDES, outcomes)]
         per_side = [f.result() for f in futs]
     sides: dict[str, dict] = {}
-    for s, o, (_kernels, err) in zip("ab", outcomes, per_side):
+    for s, o, (_kernels, err) in zip(SIDES, outcomes, per_side):
         build = o.build
         sides[s] = {
             "label": o.label or o.spec.label,
@@ -510,7 +510,7 @@ def run_crosscheck(comparison: dict, opts: CompareOptions, progress: Progress) -
         if not (k["a"] and k["b"]):
             continue
         ptx = {}
-        for s in "ab":
+        for s in SIDES:
             ptx[f"{s.upper()} ({comparison['sides'][s]['dsl']})"] = (
                 read_text(Path(k[s]["files"]["dir"]), "kernel.ptx") or ""
             )
@@ -521,4 +521,7 @@ def run_crosscheck(comparison: dict, opts: CompareOptions, progress: Progress) -
 
 
 def dumps(comparison: dict) -> str:
-    return json.dumps(comparison, indent=1, default=_plain)
+    """The comparison as JSON text: the model's one writer (``cutediff.comparison/2``)."""
+    from .model import dumps as dump_comparison
+
+    return dump_comparison(comparison)

@@ -16,6 +16,7 @@ from .build import Build
 from .errors import CutediffError
 from .files import display
 from .gpu import GpuProfile
+from .model.types import SIDES
 from .paths import cache_dir
 from .recipes import RecipeInfo
 from .toolchain import ToolchainSpec
@@ -190,7 +191,7 @@ def diff_paths(path_a: Path, path_b: Path, command: str = "", *, allow_arch_mism
     )
     comparison = analyze(outcomes, opts)
     if mismatch:
-        for s, a in zip("ab", archs):
+        for s, a in zip(SIDES, archs):
             comparison["sides"][s]["notes"] = [
                 *comparison["sides"][s].get("notes", []),
                 f"cubins for {', '.join(a)} (architectures differ between the sides)",

@@ -1,7 +1,7 @@
 """Compare two toolchains: environments and builds per side in parallel, then the analysis.
 
-The result is plain JSON-serialisable data (schema ``cutediff.comparison/1``) that the CLI, the
-TUI and the reports all read.
+The result is plain JSON-serialisable data (schema ``cutediff.comparison/2``, written by
+``core.model``) that the CLI, the TUI and the reports all read.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from .build import Build, BuildRequest, compile_build
 from .errors import CutediffError
 from .gpu import GpuProfile
 from .locking import atomic_write
+from .model import SCHEMA, SIDES, decode, read_comparison
+from .model import dumps as dump_comparison
 from .paths import cache_dir
 from .recipes import RecipeInfo
 from .toolchain import ToolchainSpec, create_env
 
-SCHEMA = "cutediff.comparison/1"
-SIDES = ("a", "b")
 Progress = Callable[[str], None]
 
 
@@ -221,8 +221,8 @@ def _load_comparison(key: str) -> dict | None:
     if not p.is_file():
         return None
     try:
-        data = json.loads(p.read_text())
-    except ValueError:
+        data = decode(p.read_bytes())
+    except (OSError, ValueError):
         return None
     for k in data.get("kernels", []):  # artifacts must still be in the cache
         for s in SIDES:
@@ -233,9 +233,7 @@ def _load_comparison(key: str) -> dict | None:
 
 
 def _store_comparison(key: str, comparison: dict) -> None:
-    from .analysis_pipeline import dumps
-
-    atomic_write(comparisons_dir() / f"{key}.json", dumps(comparison))
+    atomic_write(comparisons_dir() / f"{key}.json", dump_comparison(comparison))
 
 
 def recent_comparisons(limit: int = 20) -> list[dict]:
@@ -277,46 +275,12 @@ def host_info() -> dict:
 
 
 def save_json(comparison: dict, path: Path) -> None:
-    path.write_text(json.dumps(comparison, indent=1, default=str))
+    path.write_text(dump_comparison(comparison))
 
 
 def load_json(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise CutediffError(f"{path} does not exist.", "Give the path of a comparison saved by cutediff.") from None
-    except (ValueError, UnicodeDecodeError):
-        raise CutediffError(
-            f"{path} is not a JSON comparison (it does not parse as UTF-8 JSON).",
-            "Give a file written by cutediff compare --json (open also takes sweep and bisect results).",
-        ) from None
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema != SCHEMA:
-        newer = (
-            isinstance(schema, str)
-            and schema.startswith("cutediff.comparison/")
-            and schema.rsplit("/", 1)[-1].isdigit()
-            and int(schema.rsplit("/", 1)[-1]) > int(SCHEMA.rsplit("/", 1)[-1])
-        )
-        raise CutediffError(
-            f"{path} uses schema {schema!r}, and this cutediff reads {SCHEMA!r}.",
-            "Open it with a newer cutediff (pip install -U cutediff)."
-            if newer
-            else "Re-create it with this version of cutediff (cutediff compare … --json).",
-        )
-    sides = data.get("sides")
-    if not (
-        isinstance(sides, dict)
-        and all(isinstance(sides.get(s), dict) for s in SIDES)
-        and isinstance(data.get("kernels"), list)
-    ):
-        raise CutediffError(
-            f"{path} says it is a {SCHEMA} comparison but lacks its sides or kernels (it was cut short or edited).",
-            "Re-create it with cutediff compare … --json.",
-        )
-    from .resultdir import absolutize
-
-    return absolutize(data, Path(path).resolve().parent)
+    """A saved comparison (/1 or /2), through the model's one reader."""
+    return read_comparison(path)
 
 
 __all__ = ["CompareOptions", "SideOutcome", "run_compare", "run_side", "SCHEMA", "host_info", "load_json", "save_json"]

@@ -6,7 +6,8 @@ config or a command line can only compare and add numbers.
 
 Names:
 
-* resource figures (lower case): see :data:`RESOURCE_FIGURES`;
+* resource figures (lower case): the figure registry's (:mod:`cutediff_tui.core.model.figures`),
+  listed in :data:`RESOURCE_FIGURES`;
 * instruction classes (lower case, the ``[classes]`` keys of ``data/opcode_classes.toml``):
   ``mufu``, ``tensor_mma``, ``fp32_packed``, ``local`` …;
 * SASS opcodes (upper case): ``UTCHMMA``, ``MUFU``, ``FFMA2``, ``STL`` … — a count, 0 when the
@@ -25,21 +26,27 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import CutediffError
+from .model import figures as registry
 
-#: Lower-case names a metric may use, with what they mean.
-RESOURCE_FIGURES: dict[str, str] = {
-    "registers": "registers per thread (cuobjdump)",
-    "stack_bytes": "stack frame bytes",
-    "shared_bytes": "static shared memory bytes",
-    "local_bytes": "local memory bytes",
-    "spill_store_bytes": "bytes stored by spill instructions",
-    "spill_load_bytes": "bytes loaded by spill instructions",
-    "stl": "STL instructions",
-    "ldl": "LDL instructions",
-    "instructions": "SASS instructions of the kernel",
-    "peak_gpr": "peak live general registers (nvdisasm -lrm)",
-    "compile_seconds": "seconds the DSL took to compile it",
-}
+
+class _ResourceFigures(Mapping[str, str]):
+    """Lower-case names a metric may use, with what they mean: the registry's resource figures
+    (read when used, so a figure added to the registry is a metric name at once)."""
+
+    def _table(self) -> dict[str, str]:
+        return {f.name: f.description or f.label for f in registry.figures_for("metric", "resource")}
+
+    def __getitem__(self, name: str) -> str:
+        return self._table()[name]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+RESOURCE_FIGURES: Mapping[str, str] = _ResourceFigures()
 
 _CMP = {
     ast.Gt: operator.gt,
@@ -62,11 +69,11 @@ def class_names() -> frozenset[str]:
 def figures_of(kernel_metrics: Mapping[str, Any]) -> dict[str, Any]:
     """The flat figures of one analysed kernel (a comparison side or a probe): resource figures,
     class counts and opcode counts in one dict a metric reads."""
-    out: dict[str, Any] = {k: kernel_metrics.get(k) for k in RESOURCE_FIGURES if k in kernel_metrics}
-    peaks = (kernel_metrics.get("pressure") or {}).get("peaks") or {}
-    if "gpr" in peaks:
-        gpr = peaks["gpr"]
-        out["peak_gpr"] = gpr.get("value") if isinstance(gpr, dict) else gpr
+    out: dict[str, Any] = {}
+    for fig in registry.figures_for("metric", "resource"):
+        v = fig.value(kernel_metrics)
+        if v is not None or fig.name in kernel_metrics:
+            out[fig.name] = v
     for k, v in (kernel_metrics.get("instruction_classes") or {}).items():
         out[_ident(k)] = v
     for k, v in (kernel_metrics.get("opcodes") or {}).items():

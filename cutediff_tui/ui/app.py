@@ -47,7 +47,7 @@ class CutediffApp(App[None]):
         installed: set[str] | None = None,
         gpu_probe: dict | bool | None = False,
     ) -> None:
-        """Open ``comparison`` (a ``cutediff.comparison/1`` dict).
+        """Open ``comparison`` (a ``cutediff.comparison/2`` dict).
 
         Args:
             comparison: the comparison to show.

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cutediff_tui.core.files import read_text
+from cutediff_tui.core.model.types import SIDES
 
 __all__ = [
     "VIEWS",
@@ -34,7 +35,6 @@ __all__ = [
 
 VIEWS = ("sass", "ptx", "mlir", "log")
 VIEW_TITLES = {"sass": "SASS", "ptx": "PTX", "mlir": "MLIR", "log": "ptxas log"}
-SIDES = ("a", "b")
 #: Row kinds that differ (everything but ``same``); ``filler`` never appears in rows.
 CHANGED = frozenset(("regalloc", "immediate", "opcode", "inserted", "deleted", "moved", "changed"))
 

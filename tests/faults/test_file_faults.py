@@ -98,8 +98,8 @@ BAD_JSON = {
         "Re-create it",
     ),
     "newer-schema": (
-        {"schema": "cutediff.comparison/2", "sides": {}, "kernels": []},
-        "uses schema 'cutediff.comparison/2'",
+        {"schema": "cutediff.comparison/3", "sides": {}, "kernels": []},
+        "uses schema 'cutediff.comparison/3'",
         "newer cutediff",
     ),
     "no-schema": ({"kernels": []}, "uses schema None", "Re-create it"),

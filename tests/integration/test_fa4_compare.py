@@ -58,7 +58,7 @@ def test_fa4_forward_spills_on_4_8_0_only(fwd_result):
 
 def test_fa4_forward_side_facts(fwd_result):
     sa, sb = fwd_result["sides"]["a"], fwd_result["sides"]["b"]
-    assert fwd_result["schema"] == "cutediff.comparison/1"
+    assert fwd_result["schema"] == "cutediff.comparison/2"
     assert sa["versions"]["nvidia-cutlass-dsl"] == "4.5.1" and sb["versions"]["nvidia-cutlass-dsl"] == "4.8.0"
     assert sa["error"] is None and sb["error"] is None
     assert any("ThrMma" in s for s in sb["shims"])  # quack 0.4.1 on DSL 4.8 needs the alias

@@ -38,7 +38,7 @@ async def test_opens_sample_with_versions_and_resources(make_app, size):
         assert rows["stack_bytes"] == ("0", "112")
         assert rows["spill_store_bytes"] == ("0", "176")
         text = screen.query_one(MetricsPane).text()
-        assert "stack bytes" in text and "+112" in text and "+176" in text
+        assert "stack" in text and "+112" in text and "+176" in text
         # both panes hold the aligned SASS
         assert screen.model is not None and screen.model.view == "sass"
         assert screen.pane("a").lines_here > 1000 and screen.pane("b").lines_here > 1000

@@ -154,14 +154,6 @@ def test_filter_versions_prefix_then_fuzzy():
     assert "4.5.1" in filter_versions("451", versions)
 
 
-def test_summary_markdown(comparison):
-    from cutediff_tui.ui.export import summary_markdown
-
-    text = summary_markdown(comparison)
-    assert text.startswith("# cutediff")
-    assert "FlashAttentionForwardSm100" in text and "| stack bytes | 0 | 112 | +112 |" in text
-
-
 def test_sources_not_on_this_machine(comparison, tmp_path, monkeypatch):
     from cutediff_tui.ui.sources import display_path, resolve_source
 

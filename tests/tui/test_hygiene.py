@@ -10,7 +10,7 @@ def test_headless_modules_do_not_import_textual():
     code = (
         "import sys\n"
         "import cutediff_tui.ui.model, cutediff_tui.ui.lexers, cutediff_tui.ui.settings\n"
-        "import cutediff_tui.ui.sources, cutediff_tui.ui.export\n"
+        "import cutediff_tui.ui.sources\n"
         "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
         "assert not bad, bad\n"
     )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..errors import CutediffError
 from ..locking import atomic_write
+from ..model import READABLE_SCHEMAS, SCHEMA, decode, dumps
 
 
 def attach_bench(result_path: Path, bench: dict) -> Path:
@@ -14,18 +14,15 @@ def attach_bench(result_path: Path, bench: dict) -> Path:
     path = Path(result_path)
     if path.is_dir():
         path = path / "comparison.json"
-    from ..compare import SCHEMA
-
     try:
-        data = json.loads(path.read_text())
+        data = decode(path.read_bytes())
     except (OSError, ValueError):
         raise CutediffError(
             f"{path} is not a saved comparison.", "Give a comparison.json written by cutediff compare."
         ) from None
-    if data.get("schema") != SCHEMA:
-        raise CutediffError(
-            f"{path} uses schema {data.get('schema')!r}, not {SCHEMA!r}.", "Re-create it with this cutediff."
-        )
+    if not isinstance(data, dict) or data.get("schema") not in READABLE_SCHEMAS:
+        schema = data.get("schema") if isinstance(data, dict) else None
+        raise CutediffError(f"{path} uses schema {schema!r}, not {SCHEMA!r}.", "Re-create it with this cutediff.")
     data["bench"] = bench
-    atomic_write(path, json.dumps(data, indent=1))
+    atomic_write(path, dumps(data))  # written back as /2, like every comparison cutediff writes
     return path

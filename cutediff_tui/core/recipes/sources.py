@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import CutediffError
+from ..model.types import SIDES
 from . import RecipeInfo
 from .refs import display, file_recipe
 
-SIDES = ("a", "b")
 Progress = Callable[[str], None]
 GIT_PREFIX = "git:"
 

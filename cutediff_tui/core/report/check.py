@@ -7,9 +7,12 @@ checked (a side failed to compile, a kernel is missing on B, a bad filter).
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 
+from ..errors import CutediffError
+from ..model.figures import Figure, by_name, figures_for, unit_symbol
 from . import model as M
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
@@ -25,6 +28,8 @@ class Limits:
         max_stack_delta: most stack-frame bytes B may add over A (B − A).
         max_slowdown_pct: most percent B may be slower than A per bench shape (B/A median ratio).
         kernel_filter: regular expression on kernel names (or symbols); others are not checked.
+        max_figures: ``(figure, limit)``: most B's value of any registry figure may be (``--max``).
+        max_deltas: ``(figure, limit)``: most B − A of any registry figure may be (``--max-delta``).
     """
 
     max_spill_bytes: int | None = None
@@ -32,12 +37,34 @@ class Limits:
     max_stack_delta: int | None = None
     max_slowdown_pct: float | None = None
     kernel_filter: str | None = None
+    max_figures: tuple[tuple[str, float], ...] = ()
+    max_deltas: tuple[tuple[str, float], ...] = ()
 
     def any(self) -> bool:
-        return any(
+        return bool(self.max_figures or self.max_deltas) or any(
             v is not None
             for v in (self.max_spill_bytes, self.max_register_delta, self.max_stack_delta, self.max_slowdown_pct)
         )
+
+
+def figure_limit(text: str, option: str = "--max") -> tuple[str, float]:
+    """``"registers=168"`` → ``("registers", 168)``, checked against the figure registry."""
+    name, sep, value = (text or "").partition("=")
+    name = name.strip()
+    known = [f.name for f in figures_for("metric")]
+    if not sep:
+        raise CutediffError(f"{option} {text!r} is not NAME=LIMIT.", f"Write e.g. {option} registers=168.")
+    if by_name(name) is None or name not in known:
+        close = difflib.get_close_matches(name, known, n=3)
+        hint = f"Did you mean {' or '.join(close)}?" if close else "Figures: " + ", ".join(known) + "."
+        raise CutediffError(f"{option} names {name!r}, which is not a figure cutediff measures.", hint)
+    try:
+        limit = float(value)
+    except ValueError:
+        raise CutediffError(
+            f"{option} {text!r} has a limit that is not a number.", f"Write e.g. {option} {name}=0."
+        ) from None
+    return name, (int(limit) if limit.is_integer() else limit)
 
 
 @dataclass
@@ -101,29 +128,48 @@ def _spill(name: str, b: dict, limit: int) -> CheckOutcome:
     if st is None and ld is None:
         return CheckOutcome(name, "max-spill-bytes", SKIP, "side B reports no spill figures")
     st, ld = int(st or 0), int(ld or 0)
-    over = [f"{what} {v} B" for what, v in (("spill stores", st), ("spill loads", ld)) if v > limit]
+    words = (_figure("spill_store_bytes").word, _figure("spill_load_bytes").word)
+    over = [f"{what} {v} B" for what, v in zip(words, (st, ld)) if v > limit]
     worst = max(st, ld)
     if over:
         msg = f"{' and '.join(over)} on B exceed --max-spill-bytes {limit}"
         return CheckOutcome(name, "max-spill-bytes", FAIL, msg, worst, limit)
     return CheckOutcome(
-        name, "max-spill-bytes", PASS, f"spill stores {st} B, spill loads {ld} B on B (limit {limit} B)", worst, limit
+        name, "max-spill-bytes", PASS, f"{words[0]} {st} B, {words[1]} {ld} B on B (limit {limit} B)", worst, limit
     )
 
 
-def _delta(name: str, a: dict, b: dict, key: str, what: str, unit: str, option: str, limit: int) -> CheckOutcome:
-    lim = option.removeprefix("--")
-    va, vb = a.get(key), b.get(key)
+def _delta(name: str, a: dict, b: dict, fig: Figure, option: str, limit: float, lim: str = "") -> CheckOutcome:
+    """B − A of ``fig`` against ``limit``; ``option`` is how the limit was given (``--max-stack-delta``)."""
+    lim = lim or option.removeprefix("--")
+    given = f"{option}={limit}" if option.startswith("--max-delta ") else f"{option} {limit}"
+    what, unit = fig.word, unit_symbol(fig.unit)
+    va, vb = fig.value(a), fig.value(b)
     if not a:
         return CheckOutcome(name, lim, SKIP, f"no kernel {name} on side A to compare {what} with")
     if va is None or vb is None:
         return CheckOutcome(name, lim, SKIP, f"{what} not reported on side {'A' if va is None else 'B'}")
-    d = int(vb) - int(va)
+    d = vb - va
     u = f" {unit}" if unit else ""
-    text = f"{what} {va} → {vb}{u} ({d:+d}"
+    text = f"{what} {va} → {vb}{u} ({_signed(d)}"
     if d > limit:
-        return CheckOutcome(name, lim, FAIL, f"{text}) exceeds {option} {limit}", d, limit)
-    return CheckOutcome(name, lim, PASS, f"{text}, limit {limit:+d})", d, limit)
+        return CheckOutcome(name, lim, FAIL, f"{text}) exceeds {given}", d, limit)
+    return CheckOutcome(name, lim, PASS, f"{text}, limit {_signed(limit)})", d, limit)
+
+
+def _signed(v: float) -> str:
+    return f"{v:+d}" if isinstance(v, int) else f"{v:+g}"
+
+
+def _max(name: str, b: dict, fig: Figure, limit: float) -> CheckOutcome:
+    lim = f"max {fig.name}"
+    vb = fig.value(b)
+    if vb is None:
+        return CheckOutcome(name, lim, SKIP, f"{fig.word} not reported on side B")
+    u = f" {unit_symbol(fig.unit)}" if fig.unit else ""
+    if vb > limit:
+        return CheckOutcome(name, lim, FAIL, f"{fig.word} {vb}{u} on B exceeds --max {fig.name}={limit}", vb, limit)
+    return CheckOutcome(name, lim, PASS, f"{fig.word} {vb}{u} on B (limit {limit}{u})", vb, limit)
 
 
 def _slowdown(c: dict, limit: float) -> list[CheckOutcome]:
@@ -163,6 +209,16 @@ def _slowdown(c: dict, limit: float) -> list[CheckOutcome]:
         else:
             out.append(CheckOutcome(name, "max-slowdown", PASS, f"{text}, limit +{limit:g}%", round(pct, 4), limit))
     return out
+
+
+def _figure(name: str) -> Figure:
+    fig = by_name(name)
+    if fig is None:
+        raise CutediffError(
+            f"The check names {name!r}, which is not a figure cutediff measures.",
+            "Pick one of: " + ", ".join(f.name for f in figures_for("metric")) + ".",
+        )
+    return fig
 
 
 def check_comparison(comparison: dict, limits: Limits) -> CheckResult:
@@ -236,12 +292,15 @@ def check_comparison(comparison: dict, limits: Limits) -> CheckResult:
             res.outcomes.append(_spill(name, b, limits.max_spill_bytes))
         if limits.max_register_delta is not None:
             res.outcomes.append(
-                _delta(name, a, b, "registers", "registers", "", "--max-register-delta", limits.max_register_delta)
+                _delta(name, a, b, _figure("registers"), "--max-register-delta", limits.max_register_delta)
             )
         if limits.max_stack_delta is not None:
-            res.outcomes.append(
-                _delta(name, a, b, "stack_bytes", "stack", "B", "--max-stack-delta", limits.max_stack_delta)
-            )
+            res.outcomes.append(_delta(name, a, b, _figure("stack_bytes"), "--max-stack-delta", limits.max_stack_delta))
+        for fig_name, limit in limits.max_figures:
+            res.outcomes.append(_max(name, b, _figure(fig_name), limit))
+        for fig_name, limit in limits.max_deltas:
+            fig = _figure(fig_name)
+            res.outcomes.append(_delta(name, a, b, fig, f"--max-delta {fig.name}", limit, f"max-delta {fig.name}"))
     if limits.max_slowdown_pct is not None:
         res.outcomes.extend(_slowdown(c, limits.max_slowdown_pct))
     return res

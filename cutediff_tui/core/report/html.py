@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
+from ..model.figures import Figure
 from . import model as M
 from . import svg
 
@@ -87,14 +88,14 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequen
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _delta(key: str, a: object, b: object, worse_when_higher: bool = True) -> str:
+def _delta(fig: Figure | None, a: object, b: object) -> str:
     text, sign = M.delta(a, b)
     if not text:
         return ""
     if sign == 0:
         return f'<span class="same">{e(text)}</span>'
-    if worse_when_higher and key in M.WORSE_WHEN_HIGHER:
-        return f'<span class="{"worse" if sign > 0 else "better"}">{e(text)}</span>'
+    if M.worse(fig, a, b) or M.better(fig, a, b):
+        return f'<span class="{"worse" if M.worse(fig, a, b) else "better"}">{e(text)}</span>'
     return e(text)
 
 
@@ -135,20 +136,19 @@ def _header(c: dict) -> str:
 
 def _overview(c: dict, ks: list[dict]) -> str:
     """One row per kernel: A → B for the resources that matter, linked to the kernel's section."""
-    keys = M.RESOURCE_ROWS[:4]
+    keys = M.resource_figures(key_only=True)
     rows = []
     for i, k in enumerate(ks):
         a, b = M.metrics(k, "a"), M.metrics(k, "b")
         cells = [f'<a href="#kernel-{i}">{e(k.get("name") or "kernel")}</a>']
-        for key, _, _ in keys:
-            va, vb = M.metric(a, key), M.metric(b, key)
-            _, sign = M.delta(va, vb)
-            cls = "worse" if sign > 0 else ("better" if sign < 0 else "same")
-            cells.append(f'<span class="{cls}">{e(M.num(va))} → {e(M.num(vb))}</span>')
+        for fig in keys:
+            va, vb = fig.value(a), fig.value(b)
+            cls = "worse" if M.worse(fig, va, vb) else ("better" if M.better(fig, va, vb) else "same")
+            cells.append(f'<span class="{cls}">{e(fig.text(va, M.num))} → {e(fig.text(vb, M.num))}</span>')
         cells.append(e(M.mix_sentence(k)))
         rows.append(cells)
-    header = ["kernel", *[e(f"{label} ({unit})" if unit else label) for _, label, unit in keys], "instruction mix"]
-    return _table(header, rows, numeric=(1, 2, 3, 4))
+    header = ["kernel", *[e(fig.title) for fig in keys], "instruction mix"]
+    return _table(header, rows, numeric=tuple(range(1, len(keys) + 1)))
 
 
 def _environment(c: dict) -> str:
@@ -187,18 +187,18 @@ def _environment(c: dict) -> str:
 def _cards(c: dict, k: dict) -> str:
     a, b = M.metrics(k, "a"), M.metrics(k, "b")
     out = []
-    for key, label, unit in M.RESOURCE_ROWS[:4]:
-        va, vb = M.metric(a, key), M.metric(b, key)
+    for fig in M.resource_figures(key_only=True):
+        va, vb = fig.value(a), fig.value(b)
         if va is None and vb is None:
             continue
         text, sign = M.delta(va, vb)
-        worse = sign > 0 and key in M.WORSE_WHEN_HIGHER
-        u = f" {unit}" if unit else ""
+        worse = M.worse(fig, va, vb)
+        u = f" {fig.unit}" if fig.unit else ""
         cls = " worse" if worse else ""
         dcls = "worse" if worse else ("better" if sign < 0 else "same")
         out.append(
-            f'<div class="card{cls}"><div class="k">{e(label)}</div>'
-            f'<div class="v">{e(M.num(va))} → {e(M.num(vb))}{e(u)}</div>'
+            f'<div class="card{cls}"><div class="k">{e(fig.label)}</div>'
+            f'<div class="v">{e(fig.text(va, M.num))} → {e(fig.text(vb, M.num))}{e(u)}</div>'
             f'<div class="d {dcls}">{e(text or "")}</div></div>'
         )
     return f'<div class="cards">{"".join(out)}</div>' if out else ""
@@ -216,11 +216,11 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
     if k.get("pair_error"):
         out.append(f'<div class="alert">{e(k["pair_error"])}</div>')
     rows = []
-    for key, label, unit in M.RESOURCE_ROWS:
-        va, vb = M.metric(a, key), M.metric(b, key)
+    for fig in M.resource_figures():
+        va, vb = fig.value(a), fig.value(b)
         if va is None and vb is None:
             continue
-        rows.append((e(f"{label} ({unit})" if unit else label), e(M.num(va)), e(M.num(vb)), _delta(key, va, vb)))
+        rows.append((e(fig.title), e(fig.text(va, M.num)), e(fig.text(vb, M.num)), _delta(fig, va, vb)))
     left = (
         ("<h3>Resources</h3>" + _table(["resource", f"A {e(na)}", f"B {e(nb)}", "Δ"], rows, numeric=(1, 2, 3)))
         if rows
@@ -230,7 +230,7 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
     if ops:
         left += "<h3>Key opcodes</h3>" + _table(
             ["opcode", f"A {e(na)}", f"B {e(nb)}", "Δ"],
-            [(_code(op), str(x), str(y), _delta(op.lower(), x, y)) for op, x, y in ops],
+            [(_code(f.name), str(x), str(y), _delta(f, x, y)) for f, x, y in ops],
             numeric=(1, 2, 3),
         )
     classes = M.class_rows(k)
@@ -238,7 +238,7 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
     if classes:
         right = f'<h3>Instruction classes</h3><p class="meta">{e(M.mix_sentence(k))}</p>' + _table(
             ["class", "A", "B", "Δ"],
-            [(e(lab), str(x), str(y), _delta(key, x, y, worse_when_higher=False)) for key, lab, x, y in classes],
+            [(e(lab), str(x), str(y), _delta(None, x, y)) for _, lab, x, y in classes],
             numeric=(1, 2, 3),
         )
     if classes:

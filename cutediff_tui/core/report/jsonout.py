@@ -1,8 +1,8 @@
 """The comparison as JSON, checked against ``cutediff_tui/data/comparison.schema.json``.
 
-The JSON report is the comparison itself (what ``cutediff compare --json`` writes), minus the
-machine-local ``_base`` key that loading adds; ``load_json`` reads it back and every other report
-can be rebuilt from it.
+The JSON report is the comparison itself as the model writes it (``cutediff.comparison/2``, with
+each kernel's registry figures), minus the machine-local ``_base`` key that loading adds;
+``read_comparison`` reads it back and every other report can be rebuilt from it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def load_schema() -> dict:
 
 def plain(comparison: dict) -> dict:
     """A JSON-only copy of the comparison without machine-local keys."""
-    from ..analysis_pipeline import dumps
+    from ..model import dumps
 
     data = json.loads(dumps(comparison))
     for key in _LOCAL_KEYS:
@@ -52,7 +52,7 @@ def validate_comparison(comparison: dict) -> None:
         e = errors[0]
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise CutediffError(
-            f"The comparison does not match schema cutediff.comparison/1 at {_where(e.absolute_path)}: {e.message}{more}.",
+            f"The comparison does not match schema {comparison.get('schema')} at {_where(e.absolute_path)}: {e.message}{more}.",
             "Re-create it with this version of cutediff.",
         )
 

@@ -11,6 +11,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
+from ..model.figures import Figure
 from . import model as M
 
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~])")
@@ -59,11 +60,9 @@ def details(summary: str, body: list[str]) -> list[str]:
     return [f"<details><summary>{html.escape(summary)}</summary>", "", *body, "", "</details>"]
 
 
-def _delta_cell(key: str, a: object, b: object) -> str:
-    text, sign = M.delta(a, b)
-    if sign > 0 and key in M.WORSE_WHEN_HIGHER:
-        return f"**{text}**"
-    return text
+def _delta_cell(fig: Figure, a: object, b: object) -> str:
+    text, _ = M.delta(a, b)
+    return f"**{text}**" if M.worse(fig, a, b) else text
 
 
 # ---------------------------------------------------------------- sections
@@ -122,12 +121,11 @@ def _kernel(c: dict, k: dict) -> list[str]:
     if k.get("pair_error"):
         out += ["", f"> {md_text(k['pair_error'])}"]
     rows = []
-    for key, label, unit in M.RESOURCE_ROWS:
-        va, vb = M.metric(a, key), M.metric(b, key)
+    for fig in M.resource_figures():
+        va, vb = fig.value(a), fig.value(b)
         if va is None and vb is None:
             continue
-        lab = f"{label} ({unit})" if unit else label
-        rows.append((lab, M.num(va), M.num(vb), _delta_cell(key, va, vb)))
+        rows.append((fig.title, fig.text(va, M.num), fig.text(vb, M.num), _delta_cell(fig, va, vb)))
     if rows:
         out += [""] + table(["resource", f"A {na}", f"B {nb}", "Δ"], rows, "lrrr")
     sym = k.get("symbol") or {}
@@ -149,7 +147,7 @@ def _kernel(c: dict, k: dict) -> list[str]:
         out += ["", "**Key opcodes**", ""]
         out += table(
             ["opcode", f"A {na}", f"B {nb}", "Δ"],
-            [(md_code(op), str(x), str(y), _delta_cell(op.lower(), x, y)) for op, x, y in ops],
+            [(md_code(f.name), str(x), str(y), _delta_cell(f, x, y)) for f, x, y in ops],
             "lrrr",
         )
     al = M.alignment_text(k)

@@ -14,42 +14,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-SIDES = ("a", "b")
+from ..model import SIDES
+from ..model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse, unit_symbol
+
 M_SIDES_LOWER = frozenset(SIDES)
 DSL_PACKAGE = "nvidia-cutlass-dsl"
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d*|\.post\d+|\.dev\d+)*$")
-
-#: (metrics key, label, unit); "worse when higher" for all but the informational rows.
-RESOURCE_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("registers", "Registers", ""),
-    ("stack_bytes", "Stack frame", "bytes"),
-    ("spill_store_bytes", "Spill stores", "bytes"),
-    ("spill_load_bytes", "Spill loads", "bytes"),
-    ("shared_bytes", "Shared memory", "bytes"),
-    ("stl", "STL instructions", ""),
-    ("ldl", "LDL instructions", ""),
-    ("instructions", "SASS instructions", ""),
-    ("ptx_instructions", "PTX instructions", ""),
-    ("compile_seconds", "Compile time", "s"),
-)
-WORSE_WHEN_HIGHER = frozenset({"registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "stl", "ldl"})
-#: Opcodes that carry the math of attention-like kernels; shown when either side has them.
-KEY_OPCODES = (
-    "UTCHMMA",
-    "UTCQMMA",
-    "UTCOMMA",
-    "HGMMA",
-    "HMMA",
-    "MUFU",
-    "FFMA2",
-    "FMUL2",
-    "FADD2",
-    "FFMA",
-    "STL",
-    "LDL",
-)
-#: The ones the one-line summary calls "the math" (tensor-core MMAs, SFU, packed FP32).
-MATH_OPCODES = ("UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA", "MUFU", "FFMA2", "FMUL2", "FADD2")
+#: MMA opcodes (tensor cores): a summary says "identical" only when the math includes one.
 MMA_OPCODES = frozenset({"UTCHMMA", "UTCQMMA", "UTCOMMA", "HGMMA", "HMMA"})
 #: Classes left out of the "instruction mix" sentence: spill code is reported on its own.
 MIX_IGNORED = frozenset({"local"})
@@ -123,10 +94,23 @@ def metrics(k: dict, s: str) -> dict:
     return m if isinstance(m, dict) else {}
 
 
-def metric(m: dict, key: str) -> Any:
-    if key == "ptx_instructions":
-        return (m.get("ptx") or {}).get("instructions")
-    return m.get(key)
+def resource_figures(*, key_only: bool = False) -> list[Figure]:
+    """The registry's resource figures a report shows (only the key ones with ``key_only``)."""
+    return [f for f in figures_for("report", "resource") if f.key or not key_only]
+
+
+def math_opcodes() -> tuple[str, ...]:
+    """The key opcodes: what the one-line summary calls "the math" (MMAs, SFU, packed FP32)."""
+    return tuple(f.name for f in figures_for("report", "opcode") if f.key)
+
+
+def worse(fig: Figure | None, a: Any, b: Any) -> bool:
+    """Whether B's value of ``fig`` is worse than A's (the registry says which way is worse)."""
+    return is_worse(fig, delta_sign(a, b))
+
+
+def better(fig: Figure | None, a: Any, b: Any) -> bool:
+    return is_worse(fig, -delta_sign(a, b))
 
 
 def kernels(c: dict) -> list[dict]:
@@ -176,19 +160,25 @@ def class_rows(k: dict) -> list[tuple[str, str, int, int]]:
     return out
 
 
-def opcode_rows(k: dict) -> list[tuple[str, int, int]]:
-    """``(opcode, A, B)`` for the key opcodes either side has."""
-    oa = metrics(k, "a").get("opcodes") or {}
-    ob = metrics(k, "b").get("opcodes") or {}
-    return [(op, int(oa.get(op, 0)), int(ob.get(op, 0))) for op in KEY_OPCODES if op in oa or op in ob]
+def opcode_rows(k: dict) -> list[tuple[Figure, int, int]]:
+    """``(opcode figure, A, B)`` for the registry's opcodes either side has."""
+    a, b = metrics(k, "a"), metrics(k, "b")
+    return [
+        (f, int(f.value(a) or 0), int(f.value(b) or 0))
+        for f in figures_for("report", "opcode")
+        if f.present(a) or f.present(b)
+    ]
 
 
 # ---------------------------------------------------------------- summary sentences
 
 
-def _change(label: str, a: Any, b: Any, unit: str = "") -> str:
+def _change(name: str, a: Any, b: Any) -> str:
+    """``stack 0 → 112 B`` for the registry figure ``name`` (its short name and unit symbol)."""
+    fig = by_name(name)
+    word, unit = (fig.word, unit_symbol(fig.unit)) if fig else (name, "")
     u = f" {unit}" if unit else ""
-    return f"{label} {num(a)} → {num(b)}{u}"
+    return f"{word} {num(a)} → {num(b)}{u}"
 
 
 def mix_sentence(k: dict) -> str:
@@ -199,7 +189,8 @@ def mix_sentence(k: dict) -> str:
     changed = [(key, lab, a, b) for key, lab, a, b in rows if a != b and key not in MIX_IGNORED]
     if not changed:
         return "instruction mix unchanged"
-    math = [(op, a, b) for op, a, b in opcode_rows(k) if op in MATH_OPCODES]
+    key_ops = math_opcodes()
+    math = [(f.name, a, b) for f, a, b in opcode_rows(k) if f.name in key_ops]
     has_mma = any(op in MMA_OPCODES for op, _, _ in math)
     if len(math) >= 2 and has_mma and all(a == b for _, a, b in math):
         # the kernel's math (what the original reports grep-count) is the same; the rest is bookkeeping
@@ -225,15 +216,15 @@ def kernel_sentence(c: dict, k: dict) -> str:
     if a.get("registers") != b.get("registers") and a.get("registers") is not None:
         parts.append(_change("registers", a.get("registers"), b.get("registers")))
     if (a.get("stack_bytes") or 0) != (b.get("stack_bytes") or 0):
-        parts.append(_change("stack", a.get("stack_bytes"), b.get("stack_bytes"), "B"))
+        parts.append(_change("stack_bytes", a.get("stack_bytes"), b.get("stack_bytes")))
     if (a.get("spill_store_bytes") or 0) != (b.get("spill_store_bytes") or 0):
-        parts.append(_change("spill stores", a.get("spill_store_bytes"), b.get("spill_store_bytes"), "B"))
+        parts.append(_change("spill_store_bytes", a.get("spill_store_bytes"), b.get("spill_store_bytes")))
     # loads equal to stores on both sides add nothing to the sentence
     if (a.get("spill_load_bytes") or 0) != (b.get("spill_load_bytes") or 0) and (
         a.get("spill_load_bytes") != a.get("spill_store_bytes")
         or b.get("spill_load_bytes") != b.get("spill_store_bytes")
     ):
-        parts.append(_change("spill loads", a.get("spill_load_bytes"), b.get("spill_load_bytes"), "B"))
+        parts.append(_change("spill_load_bytes", a.get("spill_load_bytes"), b.get("spill_load_bytes")))
     if spill_a == 0 and spill_b > 0:
         head = f"{name} spills on {nb}"
     elif spill_a > 0 and spill_b == 0:
@@ -590,7 +581,17 @@ def remark_where(r: dict) -> str:
     return where
 
 
-CROSSCHECK_HEADER = ("PTX of", ".version", "ptxas", "registers", "stack", "spill stores", "spill loads", "note")
+def crosscheck_header() -> tuple[str, ...]:
+    return ("PTX of", ".version", "ptxas", *(fig_word(n) for n in CROSSCHECK_FIGURES), "note")
+
+
+def fig_word(name: str) -> str:
+    """The short name of registry figure ``name`` (``stack``), the name itself when unknown."""
+    fig = by_name(name)
+    return fig.word if fig else name
+
+
+CROSSCHECK_HEADER = crosscheck_header()
 
 
 def crosscheck_rows(entry: dict) -> list[tuple[str, ...]]:

@@ -669,9 +669,9 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", description="export the report")
     def export_report(self) -> None:
-        from ..export import write_report
+        from cutediff_tui.core.report import write_report
 
-        self.post_message(ReportWritten(write_report(self.comparison, Path.cwd())))
+        self.post_message(ReportWritten(write_report(self.comparison, Path.cwd() / "cutediff-report.md", "md")))
 
     @on(ReportWritten)
     def report_written(self, message: ReportWritten) -> None:

@@ -1,7 +1,8 @@
 """The metrics pane: resources A / B / Δ, instruction classes, register pressure.
 
-Colours come from the theme: ``$regression`` for a resource that got worse (more
-registers, stack, spills), ``$improvement`` for one that got better.
+The resource rows are the figure registry's (:mod:`cutediff_tui.core.model.figures`), with their
+short names. Colours come from the theme: ``$regression`` for a figure that got worse (the
+registry says which way is worse), ``$improvement`` for one that got better.
 """
 
 from __future__ import annotations
@@ -14,24 +15,12 @@ from textual.content import Content
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-__all__ = ["MetricsPane", "RESOURCES", "resource_rows", "class_rows", "PressurePlot"]
+from cutediff_tui.core.model.figures import Figure, by_name, delta_sign, figures_for, is_worse
 
-#: (metric key, label) in display order.
-RESOURCES: tuple[tuple[str, str], ...] = (
-    ("registers", "registers"),
-    ("stack_bytes", "stack bytes"),
-    ("spill_store_bytes", "spill stores"),
-    ("spill_load_bytes", "spill loads"),
-    ("stl", "STL"),
-    ("ldl", "LDL"),
-    ("shared_bytes", "shared bytes"),
-    ("local_bytes", "local bytes"),
-    ("instructions", "instructions"),
-    ("compile_seconds", "compile s"),
-)
-WORSE_WHEN_HIGHER = frozenset(
-    ("registers", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "stl", "ldl", "local_bytes", "local")
-)
+__all__ = ["MetricsPane", "resource_rows", "class_rows", "PressurePlot"]
+
+#: Instruction classes whose growth is a regression (spill code).
+WORSE_CLASSES = frozenset({"local"})
 _LABEL_W = 12
 _NUM_W = 8
 _DELTA_W = 7
@@ -47,29 +36,32 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _delta(key: str, a: Any, b: Any) -> tuple[str, str]:
-    """(text, style) of B - A for ``key``."""
+def _delta(fig: Figure | None, a: Any, b: Any) -> tuple[str, str]:
+    """(text, style) of B - A for the figure ``fig``."""
     if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
         return "", ""
     d = b - a
     if d == 0:
         return "=", "$text-muted"
     text = f"{d:+.1f}" if isinstance(d, float) else f"{d:+d}"
-    if key in WORSE_WHEN_HIGHER:
-        return text, ("bold $regression" if d > 0 else "bold $improvement")
+    sign = delta_sign(a, b)
+    if is_worse(fig, sign):
+        return text, "bold $regression"
+    if is_worse(fig, -sign):
+        return text, "bold $improvement"
     return text, ""
 
 
 def resource_rows(kernel: dict) -> list[tuple[str, str, str, str, str]]:
-    """(key, label, A, B, Δ) for each resource either side reports."""
+    """(figure name, short label, A, B, Δ) for each registry resource figure either side reports."""
     a, b = kernel.get("a") or {}, kernel.get("b") or {}
     rows = []
-    for key, label in RESOURCES:
-        va, vb = a.get(key), b.get(key)
+    for fig in figures_for("tui", "resource"):
+        va, vb = fig.value(a), fig.value(b)
         if va is None and vb is None:
             continue
-        d, _ = _delta(key, va, vb)
-        rows.append((key, label, _fmt(va), _fmt(vb), d))
+        d, _ = _delta(fig, va, vb)
+        rows.append((fig.name, fig.word, fig.text(va, _fmt), fig.text(vb, _fmt), d))
     return rows
 
 
@@ -202,7 +194,8 @@ class MetricsPane(Vertical):
         lb = (sides.get("b") or {}).get("dsl", "B")
         lines = [_head("resources", _side_head("A", la), _side_head("B", lb))]
         for key, label, va, vb, d in self.rows:
-            _, style = _delta(key, (kernel.get("a") or {}).get(key), (kernel.get("b") or {}).get(key))
+            fig = by_name(key)
+            _, style = _delta(fig, fig.value(kernel.get("a")), fig.value(kernel.get("b"))) if fig else ("", "")
             lines.append(_row(label, va, vb, d, style, "$text-muted"))
         al = kernel.get("alignment") or {}
         if al.get("match_pct") is not None:
@@ -216,7 +209,7 @@ class MetricsPane(Vertical):
             style = (
                 "$text-muted"
                 if d == 0
-                else (("bold $regression" if d > 0 else "bold $improvement") if key in WORSE_WHEN_HIGHER else "")
+                else (("bold $regression" if d > 0 else "bold $improvement") if key in WORSE_CLASSES else "")
             )
             cls_lines.append(_row(label, _fmt(va), _fmt(vb), text, style, "$text-muted"))
         if not self.class_data:
