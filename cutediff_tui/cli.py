@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from .core.errors import CutediffError
+from .terminal import SafeConsole
 
-err_console = Console(stderr=True, highlight=False)
-out_console = Console(highlight=False)
+err_console = SafeConsole(stderr=True, highlight=False)
+out_console = SafeConsole(highlight=False)
 
 
 class State:

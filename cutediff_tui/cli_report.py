@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.text import Text
 
 from .cli import State, build_options, err_console, guarded, out_console, progress_printer, recipe_options
@@ -178,7 +179,7 @@ def report(
         progress_printer(quiet)(f"wrote {output} ({fmt})")
     errors = _side_errors(comparison)
     for err in errors:
-        err_console.print(f"[bold red]error:[/] {err}", soft_wrap=True, markup=True, highlight=False)
+        err_console.print(f"[bold red]error:[/] {escape(err)}", soft_wrap=True, markup=True, highlight=False)
     if errors:
         sys.exit(2)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
+from ..sanitize import visible
 from . import model as M
 from . import svg
 
@@ -71,7 +72,7 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; border-top: 1px
 
 
 def e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(visible(text), quote=True)
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:

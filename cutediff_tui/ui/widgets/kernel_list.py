@@ -6,13 +6,15 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from cutediff_tui.core.sanitize import one_line, truncate
+
 __all__ = ["KernelList", "kernel_badge"]
 
 
 def kernel_badge(kernel: dict) -> Content:
     """``Name  ●176`` with the B-side spill stores (or the side that is missing)."""
     a, b = kernel.get("a") or {}, kernel.get("b") or {}
-    parts: list = [(kernel.get("name", "?"), "")]
+    parts: list = [(one_line(truncate(str(kernel.get("name", "?")), 120)), "")]
     if not kernel.get("a"):
         parts.append(("  B only", "$text-muted"))
     elif not kernel.get("b"):
