@@ -67,8 +67,14 @@ def render_report(comparison: dict) -> str:
     return render(comparison) if render else summary_markdown(comparison)
 
 
-def write_report(comparison: dict, folder: Path) -> Path:
-    """Write the report to ``folder/cutediff-report.md`` and return its path."""
-    path = Path(folder) / REPORT_NAME
-    path.write_text(render_report(comparison))
+def write_report(comparison: dict, folder: Path, *, name: str = REPORT_NAME, force: bool = False) -> Path:
+    """Write the report to ``folder/name`` and return its path.
+
+    Raises a one-sentence ``CutediffError`` when that path is a symbolic link, or exists and
+    ``force`` is not given (the TUI asks first)."""
+    from cutediff_tui.core.files import check_output
+    from cutediff_tui.core.locking import atomic_write
+
+    path = check_output(Path(folder) / name, force=force, option="the report")
+    atomic_write(path, render_report(comparison))
     return path

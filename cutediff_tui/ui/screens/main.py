@@ -664,14 +664,44 @@ class MainScreen(Screen[None]):
         self.comparison["crosscheck"] = message.result
         self.app.push_screen(CrosscheckScreen(message.result))
 
-    def action_export(self) -> None:
-        self.export_report()
+    def action_export(self, name: str | None = None) -> None:
+        """Write the report to the current folder; ask before replacing a file, never follow a link."""
+        from ..export import REPORT_NAME
+        from .prompt import PromptScreen
+
+        target = Path.cwd() / (name or REPORT_NAME)
+        if target.is_symlink():
+            self.notify(
+                f"{target.name} is a symbolic link; cutediff does not write through links. Remove it or "
+                "type another name.",
+                severity="error",
+                timeout=8,
+                markup=False,
+            )
+            return
+        if not target.exists():
+            self.export_report(target.name, False)
+            return
+
+        def answered(text: str | None) -> None:
+            text = (text or "").strip()
+            if text.lower() in ("y", "yes"):
+                self.export_report(target.name, True)
+            elif text and text.lower() not in ("n", "no"):
+                self.action_export(text)
+
+        self.app.push_screen(
+            PromptScreen(f"{target.name} exists: y replaces it, or type another file name", id="export-prompt"),
+            answered,
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", description="export the report")
-    def export_report(self) -> None:
-        from ..export import write_report
+    def export_report(self, name: str | None = None, force: bool = False) -> None:
+        from ..export import REPORT_NAME, write_report
 
-        self.post_message(ReportWritten(write_report(self.comparison, Path.cwd())))
+        self.post_message(
+            ReportWritten(write_report(self.comparison, Path.cwd(), name=name or REPORT_NAME, force=force))
+        )
 
     @on(ReportWritten)
     def report_written(self, message: ReportWritten) -> None:
