@@ -295,13 +295,17 @@ def sweep_or_bisect(path: Path) -> dict | None:
     and its MBs are parsed only once, on their way to the TUI."""
     import re
 
+    if not Path(path).is_file():  # a FIFO or a device is refused by the comparison loader
+        return None
     try:
         with open(path, "rb") as fh:
             head = fh.read(512)
         if re.match(rb'\s*\{\s*"schema"\s*:\s*"cutediff\.comparison/\d+"', head):
             return None
-        data = json.loads(Path(path).read_bytes())
-    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError too
+        from .core.files import read_bounded
+
+        data = json.loads(read_bounded(Path(path)))
+    except (OSError, ValueError, RecursionError, CutediffError):  # UnicodeDecodeError is a ValueError too
         return None
     if isinstance(data, dict) and data.get("schema") in ("cutediff.sweep/1", "cutediff.bisect/1"):
         return data

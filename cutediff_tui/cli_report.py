@@ -271,6 +271,11 @@ _STATUS_STYLE = {
     help="Also write a report to FILE (.md, .html or .json).",
 )
 @click.option("--force", is_flag=True, help="Replace an existing --report file.")
+@click.option(
+    "--allow-missing",
+    is_flag=True,
+    help="Skip a limit whose figure is missing, null or invalid (by default that fails the check).",
+)
 @_crosscheck_options
 @guarded
 def check(
@@ -285,6 +290,7 @@ def check(
     json_out: str | None,
     report_out: Path | None,
     force: bool,
+    allow_missing: bool,
     quiet: bool,
     **kw: Any,
 ) -> None:
@@ -309,7 +315,7 @@ def check(
     ):
         if out:
             check_output(Path(out), inputs=inputs, force=force or not must_be_new, option=opt)
-    limits = Limits(max_spill_bytes, max_register_delta, max_stack_delta, max_slowdown, kernel_filter)
+    limits = Limits(max_spill_bytes, max_register_delta, max_stack_delta, max_slowdown, kernel_filter, allow_missing)
     try:
         if result is not None and sides:
             raise CutediffError(

@@ -281,10 +281,24 @@ def save_json(comparison: dict, path: Path) -> None:
 
 
 def load_json(path: Path) -> dict:
+    """A comparison read from a file someone may have made by hand: bounded in size, depth,
+    strings and kernels, its figures checked (:func:`.validate.validate_result`), and its paths
+    confined to its folder (:func:`.resultdir.absolutize`); anything else is one sentence."""
+    from .files import read_bounded
+
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads(read_bounded(Path(path)).decode("utf-8"))
     except FileNotFoundError:
         raise CutediffError(f"{path} does not exist.", "Give the path of a comparison saved by cutediff.") from None
+    except IsADirectoryError:
+        raise CutediffError(
+            f"{path} is a folder without a comparison.json.", "Give a comparison saved by cutediff."
+        ) from None
+    except RecursionError:
+        raise CutediffError(
+            f"{path} is nested deeper than any comparison (it does not parse as a cutediff result).",
+            "Give a file written by cutediff compare --json.",
+        ) from None
     except (ValueError, UnicodeDecodeError):
         raise CutediffError(
             f"{path} is not a JSON comparison (it does not parse as UTF-8 JSON).",
@@ -315,7 +329,9 @@ def load_json(path: Path) -> dict:
             "Re-create it with cutediff compare … --json.",
         )
     from .resultdir import absolutize
+    from .validate import validate_result
 
+    validate_result(data, str(path))
     return absolutize(data, Path(path).resolve().parent)
 
 

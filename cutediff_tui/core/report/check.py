@@ -7,6 +7,7 @@ checked (a side failed to compile, a kernel is missing on B, a bad filter).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ class Limits:
         max_stack_delta: most stack-frame bytes B may add over A (B − A).
         max_slowdown_pct: most percent B may be slower than A per bench shape (B/A median ratio).
         kernel_filter: regular expression on kernel names (or symbols); others are not checked.
+        allow_missing: skip (instead of fail) a limit whose figure is missing, null or invalid.
     """
 
     max_spill_bytes: int | None = None
@@ -32,6 +34,8 @@ class Limits:
     max_stack_delta: int | None = None
     max_slowdown_pct: float | None = None
     kernel_filter: str | None = None
+    allow_missing: bool = False
+    """A limit whose figure is missing, null or invalid on either side is skipped instead of failed."""
 
     def any(self) -> bool:
         return any(
@@ -96,11 +100,28 @@ def _bytes(v: object) -> str:
     return f"{v} B" if v is not None else "-"
 
 
-def _spill(name: str, b: dict, limit: int) -> CheckOutcome:
-    st, ld = b.get("spill_store_bytes"), b.get("spill_load_bytes")
-    if st is None and ld is None:
-        return CheckOutcome(name, "max-spill-bytes", SKIP, "side B reports no spill figures")
-    st, ld = int(st or 0), int(ld or 0)
+def _unchecked(name: str, limit: str, why: str, allow_missing: bool) -> CheckOutcome:
+    """A limit that cannot be checked fails (the gate fails closed) unless --allow-missing."""
+    if allow_missing:
+        return CheckOutcome(name, limit, SKIP, f"{why} (skipped: --allow-missing)")
+    return CheckOutcome(name, limit, FAIL, f"{why}, so the limit cannot be checked (pass --allow-missing to skip it)")
+
+
+def _figure(m: dict, key: str) -> tuple[int | None, str | None]:
+    """The count ``m[key]``, or None and why it cannot be used (missing, null, not a count)."""
+    v = m.get(key)
+    if v is None:
+        return None, "not reported" if key in m else "missing"
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        return None, f"invalid ({v!r:.40})"
+    return v, None
+
+
+def _spill(name: str, b: dict, limit: int, allow_missing: bool = False) -> CheckOutcome:
+    (st, why_st), (ld, why_ld) = _figure(b, "spill_store_bytes"), _figure(b, "spill_load_bytes")
+    if st is None or ld is None:
+        which = "spill stores" if st is None else "spill loads"
+        return _unchecked(name, "max-spill-bytes", f"{which} on B {why_st or why_ld}", allow_missing)
     over = [f"{what} {v} B" for what, v in (("spill stores", st), ("spill loads", ld)) if v > limit]
     worst = max(st, ld)
     if over:
@@ -111,14 +132,17 @@ def _spill(name: str, b: dict, limit: int) -> CheckOutcome:
     )
 
 
-def _delta(name: str, a: dict, b: dict, key: str, what: str, unit: str, option: str, limit: int) -> CheckOutcome:
+def _delta(
+    name: str, a: dict, b: dict, key: str, what: str, unit: str, option: str, limit: int, allow_missing: bool = False
+) -> CheckOutcome:
     lim = option.removeprefix("--")
-    va, vb = a.get(key), b.get(key)
     if not a:
-        return CheckOutcome(name, lim, SKIP, f"no kernel {name} on side A to compare {what} with")
+        return _unchecked(name, lim, f"no kernel {name} on side A to compare {what} with", allow_missing)
+    (va, why_a), (vb, why_b) = _figure(a, key), _figure(b, key)
     if va is None or vb is None:
-        return CheckOutcome(name, lim, SKIP, f"{what} not reported on side {'A' if va is None else 'B'}")
-    d = int(vb) - int(va)
+        side = "A" if va is None else "B"
+        return _unchecked(name, lim, f"{what} on side {side} {why_a or why_b}", allow_missing)
+    d = vb - va
     u = f" {unit}" if unit else ""
     text = f"{what} {va} → {vb}{u} ({d:+d}"
     if d > limit:
@@ -126,15 +150,12 @@ def _delta(name: str, a: dict, b: dict, key: str, what: str, unit: str, option: 
     return CheckOutcome(name, lim, PASS, f"{text}, limit {limit:+d})", d, limit)
 
 
-def _slowdown(c: dict, limit: float) -> list[CheckOutcome]:
+def _slowdown(c: dict, limit: float, allow_missing: bool = False) -> list[CheckOutcome]:
     shapes = M.bench_shapes(c)
     if not shapes:
         return [
-            CheckOutcome(
-                "bench",
-                "max-slowdown",
-                SKIP,
-                "slowdown not measured: the comparison holds no benchmark, so --max-slowdown was not checked",
+            _unchecked(
+                "bench", "max-slowdown", "slowdown not measured: the comparison holds no benchmark", allow_missing
             )
         ]
     out = []
@@ -142,8 +163,8 @@ def _slowdown(c: dict, limit: float) -> list[CheckOutcome]:
         label = M.shape_label(row.get("shape"))
         name = f"bench {label}"
         ratio = M.bench_ratio(row)
-        if ratio is None:
-            out.append(CheckOutcome(name, "max-slowdown", SKIP, "no B/A timing ratio for this shape"))
+        if ratio is None or not math.isfinite(ratio) or ratio <= 0:
+            out.append(_unchecked(name, "max-slowdown", "no valid B/A timing ratio for this shape", allow_missing))
             continue
         pct = (ratio - 1) * 100
         ci = M.ci_text(row)
@@ -232,16 +253,17 @@ def check_comparison(comparison: dict, limits: Limits) -> CheckResult:
                     )
                 )
             continue
+        am = limits.allow_missing
         if limits.max_spill_bytes is not None:
-            res.outcomes.append(_spill(name, b, limits.max_spill_bytes))
+            res.outcomes.append(_spill(name, b, limits.max_spill_bytes, am))
         if limits.max_register_delta is not None:
             res.outcomes.append(
-                _delta(name, a, b, "registers", "registers", "", "--max-register-delta", limits.max_register_delta)
+                _delta(name, a, b, "registers", "registers", "", "--max-register-delta", limits.max_register_delta, am)
             )
         if limits.max_stack_delta is not None:
             res.outcomes.append(
-                _delta(name, a, b, "stack_bytes", "stack", "B", "--max-stack-delta", limits.max_stack_delta)
+                _delta(name, a, b, "stack_bytes", "stack", "B", "--max-stack-delta", limits.max_stack_delta, am)
             )
     if limits.max_slowdown_pct is not None:
-        res.outcomes.extend(_slowdown(c, limits.max_slowdown_pct))
+        res.outcomes.extend(_slowdown(c, limits.max_slowdown_pct, limits.allow_missing))
     return res
