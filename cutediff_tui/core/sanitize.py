@@ -50,16 +50,32 @@ def no_mentions(text: str) -> str:
 _PATH_KEYS = frozenset({"files", "sources", "_base"})
 
 
+_JSON_CONTROL = re.compile(r"\\[bfr]|\\u00[01][0-9a-fA-F]|\\u007[fF]|[\x7f-\x9f]")
+
+
 def visible_strings(obj: object) -> object:
-    """A copy of ``obj`` (JSON-like data) with every string made :func:`visible`; the machine paths
-    under ``files``, ``sources`` and ``_base`` are kept as they are (they are opened, not shown)."""
+    """``obj`` (JSON-like data) with every string made :func:`visible` (a copy, or ``obj`` itself
+    when it holds no control character); the machine paths under ``files``, ``sources`` and
+    ``_base`` are kept as they are (they are opened, not shown)."""
+    import json
+
+    try:  # one pass in C over everything: most results hold no control character at all
+        text = json.dumps(obj, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is not None and not _JSON_CONTROL.search(text.replace("\\n", "").replace("\\t", "")):
+        return obj
+    return _visible_copy(obj)
+
+
+def _visible_copy(obj: object) -> object:
     if isinstance(obj, str):
         return visible(obj)
     if isinstance(obj, dict):
         return {
-            (visible(k) if isinstance(k, str) else k): (v if k in _PATH_KEYS else visible_strings(v))
+            (visible(k) if isinstance(k, str) else k): (v if k in _PATH_KEYS else _visible_copy(v))
             for k, v in obj.items()
         }
     if isinstance(obj, list):
-        return [visible_strings(v) for v in obj]
+        return [_visible_copy(v) for v in obj]
     return obj

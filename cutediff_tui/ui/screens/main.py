@@ -32,15 +32,17 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
+
+from cutediff_tui.core.sanitize import truncate
 
 from ..messages import CrosscheckFinished, ModelReady, ReportWritten
 from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, parse_jump
 from ..widgets.bars import PaneTitle, ViewBar
 from ..widgets.code_pane import CodePane
 from ..widgets.header import ComparisonHeader, side_label
-from ..widgets.kernel_list import KernelList
+from ..widgets.kernel_list import KernelHighlighted, kernel_list
 from ..widgets.metrics import MetricsPane
 from ..widgets.source_pane import SourcePane
 
@@ -203,7 +205,7 @@ class MainScreen(Screen[None]):
         with Horizontal(id="body"):
             with VerticalScroll(id="sidebar"):
                 yield Static("kernels", classes="section-title", id="kernels-title")
-                yield KernelList(c.get("kernels", []), id="kernels")
+                yield kernel_list(c.get("kernels", []), id="kernels")
                 yield MetricsPane(c, id="metrics")
             with Vertical(id="main"):
                 yield ViewBar(id="viewbar")
@@ -293,8 +295,8 @@ class MainScreen(Screen[None]):
                 self.pane(s).set_model(None, self._no_kernels_note(s))
             return
         k = self.kernel
-        header.show_kernel(k.get("name", "?"), self.kernel_index, len(kernels))
-        kl = self.query_one(KernelList)
+        header.show_kernel(truncate(str(k.get("name", "?")), 300), self.kernel_index, len(kernels))
+        kl = self.query_one("#kernels")
         if kl.highlighted != self.kernel_index:
             kl.highlighted = self.kernel_index
         metrics = self.query_one(MetricsPane)
@@ -444,10 +446,10 @@ class MainScreen(Screen[None]):
         if isinstance(event.widget, CodePane):
             self.active_side = event.widget.side
 
-    @on(OptionList.OptionHighlighted, "#kernels")
-    def kernel_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_index != self.kernel_index:
-            self.kernel_index = event.option_index
+    @on(KernelHighlighted)
+    def kernel_highlighted(self, event: KernelHighlighted) -> None:
+        if event.index != self.kernel_index:
+            self.kernel_index = event.index
 
     # ------------------------------------------------------------------ actions: movement
 
