@@ -338,6 +338,7 @@ def _open_many(result: dict) -> None:
 @click.option("--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4.")
 @click.option("--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled).")
 @click.option("--tui", is_flag=True, help="Open the result in the TUI.")
+@click.option("--keep-paths", is_flag=True, help="Keep home folders and user names in a --save result.")
 @click.option(
     "--a-source",
     default=None,
@@ -372,7 +373,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
             )
         return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
     comparison = run_compare_plan(opts, plan, progress)
-    errors = emit_comparison(comparison, json_out, save, progress)
+    errors = emit_comparison(comparison, json_out, save, progress, keep_paths=bool(kw.get("keep_paths")))
     if tui and not errors:
         from .ui.app import CutediffApp
 
@@ -381,14 +382,16 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
         sys.exit(2)
 
 
-def emit_comparison(comparison: dict, json_out: str | None, save: Path | None, progress) -> list[str]:
+def emit_comparison(
+    comparison: dict, json_out: str | None, save: Path | None, progress, *, keep_paths: bool = False
+) -> list[str]:
     """Save, write or print one comparison as ``compare`` does, and print its side errors; returns them."""
     from .core.analysis_pipeline import dumps
     from .core.resultdir import save_result
     from .render import comparison_tables
 
     if save:
-        comparison = save_result(comparison, save)
+        comparison = save_result(comparison, save, keep_paths)
         progress(f"saved to {save}")
     if json_out == "-":
         sys.stdout.write(dumps(comparison) + "\n")

@@ -189,3 +189,37 @@ def test_tui_shows_control_characters_visibly(tmp_path):
             assert "\x1b" not in json.dumps(app.comparison["kernels"][0]["name"], ensure_ascii=False)
 
     asyncio.run(go())
+
+
+def test_json_reports_and_saved_results_name_no_home_folder(tmp_path, monkeypatch):
+    """``report --format json`` writes paths relative to the result and ``~`` for the home folder
+    (before: absolute local paths, the user's name among them); ``--keep-paths`` keeps them."""
+    home = tmp_path / "home" / "alice"
+    home.mkdir(parents=True)
+    result = home / "work" / "result"
+    shutil.copytree(SAMPLE, result)
+
+    def edit(data: dict) -> None:
+        data["command"] = f"cutediff compare 4.5.1 4.8.0 --kernel {home}/recipes/mine.py"
+
+    _rewrite(result, edit)
+    env_home = {"HOME": str(home)}
+    from .helpers import cli_env
+
+    proc = cutediff(["report", result, "--format", "json"], None, env=cli_env(None, **env_home))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert str(home) not in proc.stdout and str(result) not in proc.stdout
+    data = json.loads(proc.stdout)
+    assert data["kernels"][0]["a"]["files"]["dir"] == "a/000"
+    assert data["command"].startswith("cutediff compare") and "~/recipes/mine.py" in data["command"]
+    kept = cutediff(["report", result, "--format", "json", "--keep-paths"], None, env=cli_env(None, **env_home))
+    assert str(home) in kept.stdout
+    # a result saved again keeps the relative layout and drops the home folder
+    from cutediff_tui.core.compare import load_json
+    from cutediff_tui.core.resultdir import save_result
+
+    monkeypatch.setenv("HOME", str(home))
+    again = tmp_path / "again"
+    save_result(load_json(result / "comparison.json"), again)
+    text = (again / "comparison.json").read_text()
+    assert str(home) not in text and "~/recipes/mine.py" in text
