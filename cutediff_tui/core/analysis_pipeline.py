@@ -94,6 +94,18 @@ def kernel_texts(
     if live:
         wanted["lrm"] = dict(live_ranges=True)
     managed = _managed(cache)
+    if not managed or cache is None:
+        return _kernel_texts(cubin, cache, wanted, repairs, managed=False)
+    from .locking import file_lock
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(cache.parent / f".{cache.name}.lock"):  # both sides of `diff X X` share an entry
+        return _kernel_texts(cubin, cache, wanted, repairs, managed=True)
+
+
+def _kernel_texts(
+    cubin: Path, cache: Path | None, wanted: dict, repairs: list[str] | None, *, managed: bool
+) -> dict[str, str]:
     if managed and cache is not None and cache.is_dir():
         from .cache_admin import clean_stale_temps, verify_record
 

@@ -114,7 +114,7 @@ def _entries(area: Path) -> list[Path]:
 
 def _entry_proven(area_name: str, p: Path) -> bool:
     if area_name == "disasm" and p.is_dir() and not p.is_symlink():  # KEY/ holds INDEX/ entries
-        kids = [k for k in p.iterdir()]
+        kids = [k for k in p.iterdir() if not k.name.startswith(".")]  # .INDEX.lock files
         return bool(kids) and all(k.is_dir() and is_ours(k) for k in kids)
     return is_ours(p)
 
