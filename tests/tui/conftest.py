@@ -81,13 +81,13 @@ def _raw_metrics(version: str) -> dict:
 
 def _raw_comparison() -> dict:
     a, b = _raw_metrics("4.5.1"), _raw_metrics("4.8.0")
-    side = lambda v: {
+    side = lambda v: {  # noqa: E731
         "label": v,
         "dsl": v,
         "pins": [],
         "versions": {},
         "error": None,
-        "from_cache": True,  # noqa: E731
+        "from_cache": True,
         "compile_seconds": None,
         "shims": [],
         "env": None,
