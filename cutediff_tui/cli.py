@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from .core.errors import CutediffError
+from .terminal import SafeConsole
 
-err_console = Console(stderr=True, highlight=False)
-out_console = Console(highlight=False)
+err_console = SafeConsole(stderr=True, highlight=False)
+out_console = SafeConsole(highlight=False)
 
 
 class State:
@@ -61,6 +61,15 @@ def guarded(func):
             )
 
     return wrapper
+
+
+def write_output(path: Path, text: str, *, inputs: tuple = (), option: str = "--json") -> None:
+    """Write a JSON output atomically; never through a symbolic link nor over an input."""
+    from .core.files import check_output
+    from .core.locking import atomic_write
+
+    check_output(path, inputs=inputs, force=True, option=option)
+    atomic_write(path, text)
 
 
 def side_error_lines(errors: list[str]) -> list[str]:
@@ -212,15 +221,41 @@ def build_options(a: str, b: str, kw: dict[str, Any]):
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.option("--max-file-mb", type=click.IntRange(min=1), default=None, help="Largest file read (decompressed).")
+@click.option("--max-kernels", type=click.IntRange(min=1), default=None, help="Most kernels accepted in a result.")
+@click.option("--max-string", type=click.IntRange(min=1), default=None, help="Longest string accepted in a result.")
 @click.pass_context
-def main(ctx: click.Context, debug: bool) -> None:
+def main(
+    ctx: click.Context, debug: bool, max_file_mb: int | None, max_kernels: int | None, max_string: int | None
+) -> None:
     """Compare CuTe DSL kernels across toolchains: PTX, SASS, spills, registers, benchmarks.
 
     With no command, opens the bundled sample (FA4 on sm_103a, DSL 4.5.1 vs 4.8.0) in the TUI.
     """
+    from .core.files import LIMITS
+
     State.debug = debug
+    if max_file_mb:
+        LIMITS.file_bytes = max_file_mb * 1024 * 1024
+    if max_kernels:
+        LIMITS.kernels = max_kernels
+    if max_string:
+        LIMITS.string_chars = max_string
+    _stop_on_sigterm()
     if ctx.invoked_subcommand is None:
         _open_tui(None)
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C, so that every temporary file and folder is removed on the way
+    out (the default action would end the process at once and leave them behind)."""
+    import signal
+
+    def stop(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
 
 
 def _open_tui(path: Path | None) -> None:
@@ -260,13 +295,17 @@ def sweep_or_bisect(path: Path) -> dict | None:
     and its MBs are parsed only once, on their way to the TUI."""
     import re
 
+    if not Path(path).is_file():  # a FIFO or a device is refused by the comparison loader
+        return None
     try:
         with open(path, "rb") as fh:
             head = fh.read(512)
         if re.match(rb'\s*\{\s*"schema"\s*:\s*"cutediff\.comparison/\d+"', head):
             return None
-        data = json.loads(Path(path).read_bytes())
-    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError too
+        from .core.files import read_bounded
+
+        data = json.loads(read_bounded(Path(path)))
+    except (OSError, ValueError, RecursionError, CutediffError):  # UnicodeDecodeError is a ValueError too
         return None
     if isinstance(data, dict) and data.get("schema") in ("cutediff.sweep/1", "cutediff.bisect/1"):
         return data
@@ -299,6 +338,7 @@ def _open_many(result: dict) -> None:
 @click.option("--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4.")
 @click.option("--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled).")
 @click.option("--tui", is_flag=True, help="Open the result in the TUI.")
+@click.option("--keep-paths", is_flag=True, help="Keep home folders and user names in a --save result.")
 @click.option(
     "--a-source",
     default=None,
@@ -333,7 +373,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
             )
         return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
     comparison = run_compare_plan(opts, plan, progress)
-    errors = emit_comparison(comparison, json_out, save, progress)
+    errors = emit_comparison(comparison, json_out, save, progress, keep_paths=bool(kw.get("keep_paths")))
     if tui and not errors:
         from .ui.app import CutediffApp
 
@@ -342,20 +382,22 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
         sys.exit(2)
 
 
-def emit_comparison(comparison: dict, json_out: str | None, save: Path | None, progress) -> list[str]:
+def emit_comparison(
+    comparison: dict, json_out: str | None, save: Path | None, progress, *, keep_paths: bool = False
+) -> list[str]:
     """Save, write or print one comparison as ``compare`` does, and print its side errors; returns them."""
     from .core.analysis_pipeline import dumps
     from .core.resultdir import save_result
     from .render import comparison_tables
 
     if save:
-        comparison = save_result(comparison, save)
+        comparison = save_result(comparison, save, keep_paths)
         progress(f"saved to {save}")
     if json_out == "-":
         sys.stdout.write(dumps(comparison) + "\n")
     else:
         if json_out:
-            Path(json_out).write_text(dumps(comparison) + "\n")
+            write_output(Path(json_out), dumps(comparison) + "\n", option="--json")
             progress(f"wrote {json_out}")
         for renderable in comparison_tables(comparison):
             out_console.print(renderable)
@@ -396,7 +438,7 @@ def diff(path_a: Path, path_b: Path, json_out: str | None, allow_arch_mismatch: 
         sys.stdout.write(dumps(comparison) + "\n")
     else:
         if json_out:
-            Path(json_out).write_text(dumps(comparison) + "\n")
+            write_output(Path(json_out), dumps(comparison) + "\n", inputs=(path_a, path_b), option="--json")
         for renderable in comparison_tables(comparison):
             out_console.print(renderable)
     errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
@@ -604,19 +646,36 @@ def cache() -> None:
 
 
 @cache.command("info")
-def cache_info_cmd() -> None:
-    from .core.build import cache_info
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (bytes exact).")
+@guarded
+def cache_info_cmd(as_json: bool) -> None:
+    """Entries and disk use of every area of the cache."""
+    from .core.cache_admin import cache_info
 
-    out_console.print_json(json.dumps(cache_info()))
+    info = cache_info()
+    if as_json:
+        sys.stdout.write(json.dumps(info, indent=1) + "\n")
+        return
+    out_console.print(f"cache {info['root']}" + ("" if info["marked"] else " (no cutediff tag yet)"))
+    for name, a in info["areas"].items():
+        out_console.print(f"  {name + '/':13} {a['entries']:6} {a['what']:20} {a['size']:>10}")
+    out_console.print(f"  {'total':13} {'':6} {'':20} {info['total']:>10}")
 
 
 @cache.command("clear")
-@click.option("--all", "all_", is_flag=True, help="Environments too, not only builds.")
+@click.option("--all", "all_", is_flag=True, help="Environments, tools and sources too, not only builds.")
+@guarded
 def cache_clear_cmd(all_: bool) -> None:
-    from .core.build import cache_clear
+    """Remove the cache entries cutediff made (builds, disassembly, imports, comparisons)."""
+    from .core.cache_admin import cache_clear, human_size
 
-    n = cache_clear("all" if all_ else "builds")
-    out_console.print(f"removed {n} entries")
+    res = cache_clear("all" if all_ else "builds")
+    out_console.print(f"removed {res['removed']} entries ({human_size(res['bytes'])})")
+    if res["kept"]:
+        err_console.print(
+            f"[yellow]kept {len(res['kept'])} entries that carry no cutediff marker[/] (first: {escape(res['kept'][0])})",
+            soft_wrap=True,
+        )
 
 
 def _register_commands() -> None:

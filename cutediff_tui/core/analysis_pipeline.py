@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import gzip
 import re
+import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +17,7 @@ from .analysis.ptx import parse_ptx
 from .analysis.resource_usage import parse_resource_usage
 from .analysis.sass import SassListing, merge_sass, parse_sass
 from .errors import CutediffError
-from .files import read_text
+from .files import read_bounded, read_text
 from .locking import atomic_write
 from .model.types import SIDES
 from .naming import kernel_class, unique_names
@@ -65,27 +65,77 @@ def text_cache_dir(build_key: str, index: str) -> Path:
     return cache_dir() / "disasm" / build_key / index
 
 
-def kernel_texts(cubin: Path, cache: Path | None, *, line_info: bool = False, live: bool = False) -> dict[str, str]:
-    """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there."""
+def _managed(cache: Path | None) -> bool:
+    """Whether ``cache`` is an entry of the user cache's ``disasm/`` (it then has a hash record)."""
+    if cache is None:
+        return False
+    try:
+        cache.resolve().relative_to((cache_dir() / "disasm").resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def kernel_texts(
+    cubin: Path,
+    cache: Path | None,
+    *,
+    line_info: bool = False,
+    live: bool = False,
+    repairs: list[str] | None = None,
+) -> dict[str, str]:
+    """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there.
+
+    An entry of the disassembly cache carries a hash record: one whose files changed on disk is
+    removed and made again, and the sentence saying so is appended to ``repairs``."""
     wanted = {"sass": dict(), "res": None}
     if line_info:
         wanted["sass_g"] = dict(line_info=True)
     if live:
         wanted["lrm"] = dict(live_ranges=True)
+    managed = _managed(cache)
+    if not managed or cache is None:
+        return _kernel_texts(cubin, cache, wanted, repairs, managed=False)
+    from .locking import file_lock
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(cache.parent / f".{cache.name}.lock"):  # both sides of `diff X X` share an entry
+        return _kernel_texts(cubin, cache, wanted, repairs, managed=True)
+
+
+def _kernel_texts(
+    cubin: Path, cache: Path | None, wanted: dict, repairs: list[str] | None, *, managed: bool
+) -> dict[str, str]:
+    if managed and cache is not None and cache.is_dir():
+        from .cache_admin import clean_stale_temps, verify_record
+
+        clean_stale_temps(cache)
+        problem = verify_record(cache) if any(cache.iterdir()) else None
+        if problem is not None:
+            note = f"the disassembly cache entry {cache.parent.name[:12]}/{cache.name} was changed on disk ({problem}); rebuilt it"
+            if repairs is not None:
+                repairs.append(note)
+            shutil.rmtree(cache, ignore_errors=True)
     out: dict[str, str] = {}
+    wrote = False
     for name, kw in wanted.items():
         path = cache / f"{name}.txt" if cache else None
         if path is not None and path.is_file():
-            out[name] = path.read_text(errors="replace")
+            out[name] = read_bounded(path).decode(errors="replace")
             continue
         gz = cache / f"{name}.txt.gz" if cache else None
         if gz is not None and gz.is_file():
-            out[name] = gzip.decompress(gz.read_bytes()).decode(errors="replace")
+            out[name] = read_bounded(gz).decode(errors="replace")
             continue
         text = _run_tool_for(name, cubin, kw)
         out[name] = text
         if path is not None:
             atomic_write(path, text)
+            wrote = True
+    if managed and wrote and cache is not None:
+        from .cache_admin import write_record
+
+        write_record(cache)
     return out
 
 
@@ -153,13 +203,16 @@ def _entry(listing: SassListing):
 def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path | None, remarks: list) -> dict:
     """Metrics and listings of one compiled kernel of one side."""
     index = kdir.name
-    texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True)
+    repairs: list[str] = []
+    texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True, repairs=repairs)
     plain = parse_sass(texts["sass"])
     live = parse_sass(texts["lrm"])
     li_listing = None
     li_res = None
     if li_kdir is not None and li_build is not None:
-        li_texts = kernel_texts(li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True)
+        li_texts = kernel_texts(
+            li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True, repairs=repairs
+        )
         li_listing = parse_sass(li_texts["sass_g"])
         li_res = li_texts["res"]
     listing = merge_sass(plain, li_listing, live)
@@ -167,6 +220,8 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     func = _entry(listing)
     symbol = func.name
     metrics: dict[str, Any] = {"symbol": symbol, "sources": sources}
+    if repairs:
+        metrics["_repairs"] = repairs  # moved to the side's "repaired" list by analyze
     metrics.update(_resources(texts["res"], symbol))
     store, load = spills.spill_bytes(func)
     metrics["spill_store_bytes"] = store
@@ -455,6 +510,10 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             ],
             "packages": build.manifest.get("packages", {}) if build else {},
         }
+        for _name, m in _kernels:
+            for note in m.pop("_repairs", None) or []:
+                progress(f"side {s.upper()}: {note}")
+                sides[s]["repaired"].append(note)
     names_a = [n for n, _ in per_side[0][0]]
     names_b = [n for n, _ in per_side[1][0]]
     order = names_a + [n for n in names_b if n not in names_a]

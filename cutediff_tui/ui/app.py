@@ -57,7 +57,9 @@ class CutediffApp(App[None]):
             gpu_probe: what the bench pane reports as the GPU (False: run nvidia-smi).
         """
         super().__init__()
-        self.comparison = comparison
+        from cutediff_tui.core.sanitize import visible_strings
+
+        self.comparison = visible_strings(comparison)  # no raw control character reaches the screen
         self.source = source
         self.versions = versions
         self.installed = installed

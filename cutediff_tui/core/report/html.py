@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable, Sequence
 
 from ..model.figures import Figure
+from ..sanitize import visible
 from . import model as M
 from . import svg
 
@@ -72,7 +73,7 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; border-top: 1px
 
 
 def e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(visible(text), quote=True)
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ..model.figures import Figure
+from ..sanitize import no_mentions, visible
 from . import model as M
 
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~])")
@@ -20,14 +21,14 @@ _UNSAFE_IN_CODE = set("`<>&\n\r")
 
 def md_text(text: object) -> str:
     """Escape text for a Markdown paragraph or table cell (never becomes markup or HTML)."""
-    s = str(text).replace("\r", " ").replace("\n", " ")
+    s = visible(str(text).replace("\r", " ").replace("\n", " "))
     s = _MD_PUNCT.sub(r"\\\1", s)
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return no_mentions(s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
 def md_code(text: object, *, table: bool = True) -> str:
     """Inline code for plain identifiers and paths; escaped text when a code span would be unsafe."""
-    s = str(text)
+    s = visible(text)
     if not s:
         return ""
     if _UNSAFE_IN_CODE & set(s):  # HTML code element: entities and backslash escapes both work in it
@@ -37,6 +38,7 @@ def md_code(text: object, *, table: bool = True) -> str:
 
 def fenced(body: str, lang: str = "") -> str:
     """A fenced code block whose fence is longer than any backtick run inside."""
+    body = visible(body)
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{body}\n{fence}"

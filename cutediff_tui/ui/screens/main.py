@@ -32,15 +32,17 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
+
+from cutediff_tui.core.sanitize import truncate
 
 from ..messages import CrosscheckFinished, ModelReady, ReportWritten
 from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, parse_jump
 from ..widgets.bars import PaneTitle, ViewBar
 from ..widgets.code_pane import CodePane
 from ..widgets.header import ComparisonHeader, side_label
-from ..widgets.kernel_list import KernelList
+from ..widgets.kernel_list import KernelHighlighted, kernel_list
 from ..widgets.metrics import MetricsPane
 from ..widgets.source_pane import SourcePane
 
@@ -59,6 +61,10 @@ def _sentence(exc: BaseException | None) -> str:
         return "unknown error"
     s = getattr(exc, "sentence", None)
     return s() if callable(s) else f"{type(exc).__name__}: {exc}"
+
+
+#: Where ``e`` writes the report unless told another name.
+REPORT_NAME = "cutediff-report.md"
 
 
 class MainScreen(Screen[None]):
@@ -203,7 +209,7 @@ class MainScreen(Screen[None]):
         with Horizontal(id="body"):
             with VerticalScroll(id="sidebar"):
                 yield Static("kernels", classes="section-title", id="kernels-title")
-                yield KernelList(c.get("kernels", []), id="kernels")
+                yield kernel_list(c.get("kernels", []), id="kernels")
                 yield MetricsPane(c, id="metrics")
             with Vertical(id="main"):
                 yield ViewBar(id="viewbar")
@@ -293,8 +299,8 @@ class MainScreen(Screen[None]):
                 self.pane(s).set_model(None, self._no_kernels_note(s))
             return
         k = self.kernel
-        header.show_kernel(k.get("name", "?"), self.kernel_index, len(kernels))
-        kl = self.query_one(KernelList)
+        header.show_kernel(truncate(str(k.get("name", "?")), 300), self.kernel_index, len(kernels))
+        kl = self.query_one("#kernels")
         if kl.highlighted != self.kernel_index:
             kl.highlighted = self.kernel_index
         metrics = self.query_one(MetricsPane)
@@ -444,10 +450,10 @@ class MainScreen(Screen[None]):
         if isinstance(event.widget, CodePane):
             self.active_side = event.widget.side
 
-    @on(OptionList.OptionHighlighted, "#kernels")
-    def kernel_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_index != self.kernel_index:
-            self.kernel_index = event.option_index
+    @on(KernelHighlighted)
+    def kernel_highlighted(self, event: KernelHighlighted) -> None:
+        if event.index != self.kernel_index:
+            self.kernel_index = event.index
 
     # ------------------------------------------------------------------ actions: movement
 
@@ -664,14 +670,43 @@ class MainScreen(Screen[None]):
         self.comparison["crosscheck"] = message.result
         self.app.push_screen(CrosscheckScreen(message.result))
 
-    def action_export(self) -> None:
-        self.export_report()
+    def action_export(self, name: str | None = None) -> None:
+        """Write the report to the current folder; ask before replacing a file, never follow a link."""
+        from .prompt import PromptScreen
+
+        target = Path.cwd() / (name or REPORT_NAME)
+        if target.is_symlink():
+            self.notify(
+                f"{target.name} is a symbolic link; cutediff does not write through links. Remove it or "
+                "type another name.",
+                severity="error",
+                timeout=8,
+                markup=False,
+            )
+            return
+        if not target.exists():
+            self.export_report(target.name, False)
+            return
+
+        def answered(text: str | None) -> None:
+            text = (text or "").strip()
+            if text.lower() in ("y", "yes"):
+                self.export_report(target.name, True)
+            elif text and text.lower() not in ("n", "no"):
+                self.action_export(text)
+
+        self.app.push_screen(
+            PromptScreen(f"{target.name} exists: y replaces it, or type another file name", id="export-prompt"),
+            answered,
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", description="export the report")
-    def export_report(self) -> None:
+    def export_report(self, name: str | None = None, force: bool = False) -> None:
+        from cutediff_tui.core.files import check_output
         from cutediff_tui.core.report import write_report
 
-        self.post_message(ReportWritten(write_report(self.comparison, Path.cwd() / "cutediff-report.md", "md")))
+        path = check_output(Path.cwd() / (name or REPORT_NAME), force=force, option="the report")
+        self.post_message(ReportWritten(write_report(self.comparison, path, "md")))
 
     @on(ReportWritten)
     def report_written(self, message: ReportWritten) -> None:

@@ -33,6 +33,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from cutediff_tui.core.sanitize import visible
+
 from ..lexers import lexer_for
 from ..model import normalise_registers
 
@@ -293,7 +295,7 @@ class CodePane(ScrollView, can_focus=True, inherit_bindings=False):
             return cached
         assert self.model is not None
         line = self.model.side(self.side).lines[index]
-        text = normalise_registers(line.text, self.model.language) if self.normalised else line.text
+        text = visible(normalise_registers(line.text, self.model.language) if self.normalised else line.text)
         out: list[tuple[str, str | None]] = []
         for ttype, value in self._lexer.get_tokens(text):
             if not value:
