@@ -294,9 +294,12 @@ class _SassParser:
     def run(self, text: str) -> SassListing:
         by_char = self._BY_FIRST_CHAR
         other = _SassParser.other_line
+        instruction = self.instruction
         for raw in text.split("\n"):
             s = raw.strip()
-            if s:
+            if s[:2] == "/*":
+                instruction(s)  # the bulk of a listing
+            elif s:
                 by_char.get(s[0], other)(self, s)
         self.flush_labels()
         return self.finish()
