@@ -78,7 +78,9 @@ SNIPPET = """
         /*0050*/                   IMAD.WIDE R4, R0, 0x4, R2 ;
         /*0060*/                   ST.E.64 desc[UR4][R4.64], R6 ;
         /*0070*/                   LD.E.U16 R8, [R1+0x10] ;
-        /*0080*/                   EXIT ;
+        /*0080*/                   LDGSTS.E.BYPASS.LTC128B.128 [R5], desc[UR4][R2.64] ;
+        /*0090*/                   RED.E.ADD.STRONG.GPU desc[UR4][R2.64], R0 ;
+        /*00a0*/                   EXIT ;
 """
 
 
@@ -89,6 +91,9 @@ def test_generic_accesses_elsewhere_stay_generic():
     assert opcodes(mem, "local", "store") == {"ST.E [stack]": 1}
     assert opcodes(mem, "local", "load") == {"LD.E.U16 [stack]": 1}
     assert mem.total("local", "load") == (1, 2)
+    assert opcodes(mem, "global", "load") == {"LDGSTS.E.BYPASS.LTC128B.128": 1}
+    assert mem.widths("global", "load") == {128: 1}
+    assert opcodes(mem, "generic", "atomic") == {"RED.E.ADD.STRONG.GPU": 1}
 
 
 def test_fa4_spaces_and_local_bytes_match_the_spill_figures():
@@ -129,6 +134,8 @@ def test_ptx_spaces_from_opcodes():
 	ld.b64 %rd3, [%rd2];
 	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];
 	cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r1, %r2}], [%r3];
+	cp.async.cg.shared.global [%r1], [%rd1], 16;
+	cp.async.bulk.prefetch.L2.global [%rd1], 64;
 	ret;
 }
 """
@@ -143,4 +150,5 @@ def test_ptx_spaces_from_opcodes():
         ("global", "atomic", "atom.global.add.u32"): 32,
         ("global", "store", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"): 0,
         ("generic", "load", "ld.b64"): 64,
+        ("global", "load", "cp.async.cg.shared.global"): 128,
     }

@@ -8,15 +8,17 @@ space      SASS                                         PTX
 local      ``LDL``/``STL``; generic ``LD``/``ST`` whose ``ld.local``/``st.local``; generic ``ld``/``st``
            address is the stack pointer ``R1`` or a     through ``%SP`` or a register derived from
            register computed from it                    ``cvta.local`` / ``%SP``
-global     ``LDG``/``STG``/``ATOMG``/``REDG``/``RED``,  ``.global``; ``cp.async.bulk`` to/from global
-           TMA ``UTMALDG``/``UTMASTG``
+global     ``LDG``/``STG``/``ATOMG``/``REDG``,          ``.global``; ``cp.async.bulk`` to/from global,
+           ``LDGSTS``, TMA ``UTMALDG``/``UTMASTG``,     ``cp.async.ca/cg`` (global to shared)
+           ``UBLKCP``
 shared     ``LDS``/``STS``/``LDSM``/``STSM``/``ATOMS``  ``.shared``/``.shared::cta``, ``ldmatrix``,
                                                         ``stmatrix``
 dsmem      (not told apart in SASS: generic accesses)   ``.shared::cluster`` (distributed shared)
 tmem       ``LDTM``/``STTM``                            ``tcgen05.ld``/``tcgen05.st``
 const      ``LDC``/``ULDC``/``LDCU``                    ``.const``
 param      --                                           ``.param`` (kernel parameters)
-generic    ``LD``/``ST``/``ATOM`` not at ``R1``         ``ld``/``st``/``atom``/``red`` with no space
+generic    ``LD``/``ST``/``ATOM``/``RED`` not on the    ``ld``/``st``/``atom``/``red`` with no space
+           stack
 ========== ============================================ ==============================================
 
 Each row keeps the opcode as written (``STG.E.128`` and ``STG.E.U16`` are two rows;
@@ -50,7 +52,7 @@ _SASS_OPS = {
     "STG": ("global", "store"),
     "ATOMG": ("global", "atomic"),
     "REDG": ("global", "atomic"),
-    "RED": ("global", "atomic"),
+    "LDGSTS": ("global", "load"),
     "UTMALDG": ("global", "load"),
     "UTMASTG": ("global", "store"),
     "UTMAREDG": ("global", "atomic"),
@@ -67,8 +69,10 @@ _SASS_OPS = {
     "LD": ("generic", "load"),
     "ST": ("generic", "store"),
     "ATOM": ("generic", "atomic"),
+    "RED": ("generic", "atomic"),
+    "UBLKCP": ("global", "load"),
 }
-_BULK_SASS = frozenset(("UTMALDG", "UTMASTG", "UTMAREDG"))
+_BULK_SASS = frozenset(("UTMALDG", "UTMASTG", "UTMAREDG", "UBLKCP"))
 _SASS_WIDTH = {"U8": 8, "S8": 8, "U16": 16, "S16": 16, "64": 64, "128": 128, "32": 32}
 _X_RE = re.compile(r"^x(\d+)$")
 _ADDR_RE = re.compile(r"\[([^\]]*)\]")
@@ -313,6 +317,11 @@ def _tmem_width(parts: list[str], operands: str) -> int:
     return 32 * num * _TMEM_SHAPE_REGS[shape]
 
 
+def _int_operand(ops: list[str]) -> int | None:
+    tok = ops[0].strip() if ops else ""
+    return int(tok) if tok.isdigit() else None
+
+
 def _first_address(operands: str) -> str | None:
     m = _ADDR_RE.search(operands)
     if not m:
@@ -337,6 +346,9 @@ def ptx_mem_op(instr, local_regs: set[str] | frozenset = frozenset()) -> tuple[s
     if base == "cp" and opcode.startswith("cp.async.bulk") and ".prefetch" not in opcode:
         src_global = ".global" in opcode.split("shared", 1)[-1] if "shared" in opcode else True
         return "global", "load" if src_global else "store", opcode, 0
+    if base == "cp" and opcode.startswith("cp.async.c"):  # cp.async.ca/cg.shared.global [dst], [src], 16
+        size = _int_operand(instr.operands.split(",")[2:3])
+        return "global", "load", opcode, 8 * size if size else 0
     kind = _PTX_KIND.get(base)
     if kind is None:
         return None
