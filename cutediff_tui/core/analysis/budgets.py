@@ -139,11 +139,16 @@ def _launch_bounds(directives: Iterable[str]) -> dict:
     return out
 
 
+_WARP_OPS = frozenset(("mov", "shr", "div", "shfl"))
+
+
 def _warp_registers(instrs: Sequence) -> set[str]:
     """Registers holding the warp index: ``%tid.x >> 5`` or ``/ 32``, and copies (mov, shfl.sync.idx)."""
     tid: set[str] = set()
     warp: set[str] = set()
     for ins in instrs:
+        if ins.base not in _WARP_OPS:
+            continue
         ops = [o.strip() for o in ins.operands.split(",")]
         if len(ops) < 2:
             continue

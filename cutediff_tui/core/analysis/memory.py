@@ -237,32 +237,38 @@ _ADDR_ARITH = frozenset(("IADD3", "IADD", "VIADD", "IMAD", "LEA", "MOV", "IADD32
 def stack_registers(instrs: Iterable) -> dict[int, frozenset]:
     """For each generic ``LD``/``ST``/``ATOM``, the registers that hold stack addresses just before it.
 
-    A forward scan in code order: ``R1`` (the stack pointer) and the destination of integer
-    arithmetic (``IADD3``, ``VIADD``, ``IMAD``, ``LEA``, ``MOV``...) with a stack register among
-    its sources are stack registers; an instruction that writes a register from other sources
-    removes it. This is how ptxas forms generic addresses of the stack: ``IADD3 R2, P0, R1,
+    Empty when the code has no generic access. Otherwise a forward scan in code order: ``R1``
+    (the stack pointer) and the destination of integer arithmetic (``IADD3``, ``VIADD``,
+    ``IMAD``, ``LEA``, ``MOV``...) with a stack register among its sources are stack registers;
+    an instruction that writes a register from other sources removes it. This is how ptxas forms generic addresses of the stack: ``IADD3 R2, P0, R1,
     c[0x0][0x20]`` (the local window) then ``ST.E [R2.64+0x30]``. Branches are ignored, so a
     register set on one path and read on another can be misjudged; ptxas keeps such address
     arithmetic next to its use in the code seen so far.
     """
     regs = {_STACK_POINTER}
     out: dict[int, frozenset] = {}
-    for ins in instrs:
-        hit = _SASS_OPS.get(ins.base)
-        if hit is not None and hit[0] == "generic":
-            out[ins.index] = frozenset(regs)
-            continue
-        if ins.base in _SASS_OPS:
+    seq = list(instrs)
+    if not any(_SASS_OPS.get(i.base, ("",))[0] == "generic" for i in seq):
+        return out  # nothing to decide: skip the scan (most kernels)
+    for ins in seq:
+        base = ins.base
+        hit = _SASS_OPS.get(base)
+        if hit is not None:
+            if hit[0] == "generic":
+                out[ins.index] = frozenset(regs)
             continue
         first, _, rest = ins.operands.partition(",")
         dst = first.strip()
-        if not _SASS_REG_RE.fullmatch(dst):
-            continue  # no register written first (predicates, stores, branches)
-        srcs = _SASS_REG_RE.findall(rest)
-        if ins.base in _ADDR_ARITH and any(r in regs for r in srcs):
+        if (
+            base in _ADDR_ARITH
+            and _SASS_REG_RE.fullmatch(dst)
+            and any(r in rest for r in regs)
+            and any(r in regs for r in _SASS_REG_RE.findall(rest))
+        ):
             regs.add(dst)
-        elif dst != _STACK_POINTER:
-            regs.discard(dst)
+            continue
+        if dst in regs and dst != _STACK_POINTER:
+            regs.discard(dst)  # overwritten from other sources
     return out
 
 
@@ -272,10 +278,10 @@ def sass_memory_ops(instrs: Iterable) -> MemoryOps:
     stack = stack_registers(seq)
     default = frozenset((_STACK_POINTER,))
     counts: Counter = Counter()
+    ops = _SASS_OPS
     for ins in seq:
-        hit = sass_mem_op(ins, stack.get(ins.index, default))
-        if hit is not None:
-            counts[hit] += 1
+        if ins.base in ops:
+            counts[sass_mem_op(ins, stack.get(ins.index, default))] += 1
     return _rows("sass", counts)
 
 
@@ -369,13 +375,14 @@ def local_address_registers(instrs: Iterable) -> set[str]:
     for ins in instrs:
         if ins.base not in _ADDR_OPS:
             continue
+        is_cvta_local = ins.opcode.startswith("cvta.local")
+        if not is_cvta_local and not any(r in ins.operands for r in regs):
+            continue
         ops = _PTX_REG_RE.findall(ins.operands)
         if len(ops) < 2:
             continue
         dst, srcs = ops[0], ops[1:]
-        if ins.opcode.startswith("cvta.local") or (
-            not ins.opcode.startswith("cvta.to") and any(s in regs for s in srcs)
-        ):
+        if is_cvta_local or (not ins.opcode.startswith("cvta.to") and any(s in regs for s in srcs)):
             regs.add(dst)
     return regs
 
