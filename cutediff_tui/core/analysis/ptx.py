@@ -280,16 +280,15 @@ class _PtxParser:
     def run(self, text: str) -> None:
         add_instr = self.add_instr
         line = self.line
+        # the fast path reads the parser state from locals, refreshed after each slow-path line
+        fast = False
         for line_no, raw in enumerate(text.split("\n"), 1):
             s = raw.strip()
             # fast path: one complete instruction on the line (the bulk of a kernel body)
             if (
-                self.depth
-                and not self.buf
-                and not self.in_block_comment
+                fast
                 and s
                 and s[-1] == ";"
-                and self.cur is not None
                 and (s[0] == "@" or "a" <= s[0] <= "z")
                 and s.count(";") == 1
                 and "/" not in s
@@ -297,6 +296,7 @@ class _PtxParser:
                 add_instr(s[:-1].rstrip(), line_no)
             else:
                 line(s, line_no)
+                fast = bool(self.depth and not self.buf and not self.in_block_comment and self.cur is not None)
 
     # ------------------------------------------------------------ physical lines
 
