@@ -40,17 +40,19 @@ def ws_kernel(gX: cute.Tensor, gY: cute.Tensor, high: cutlass.Constexpr, low: cu
 
 
 @cute.jit
-def warp_budgets_launch(mX: cute.Tensor, mY: cute.Tensor, high: cutlass.Constexpr, low: cutlass.Constexpr):
+def warp_budgets_launch(mX: cute.Tensor, mY: cute.Tensor, high: cutlass.Constexpr, low: cutlass.Constexpr,
+                        min_blocks: cutlass.Constexpr):
     gX = cute.zipped_divide(mX, (ELEMS,))
     gY = cute.zipped_divide(mY, (ELEMS,))
     blocks = cute.size(gX, mode=[1]) // THREADS
-    ws_kernel(gX, gY, high, low).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1), min_blocks_per_mp=1)
+    ws_kernel(gX, gY, high, low).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1), min_blocks_per_mp=min_blocks)
 
 
 @recipe(
     params=[
         Param("high", "int", 176, help="consumer warp groups' register budget (setmaxnreg.inc)"),
         Param("low", "int", 88, help="producer warp group's register budget (setmaxnreg.dec)"),
+        Param("min_blocks", "int", 1, help="launch bound: CTAs per SM (.minnctapersm; 0 = none)"),
         Param("n", "int", 50331648, help="elements (static)"),
     ],
     archs=(90, 100),
@@ -60,4 +62,4 @@ def warp_budgets(ctx):
     p = ctx.params
     x = cute.runtime.make_fake_compact_tensor(cutlass.Float32, (p["n"],), assumed_align=16)
     y = cute.runtime.make_fake_compact_tensor(cutlass.Float32, (p["n"],), assumed_align=16)
-    cute.compile(warp_budgets_launch, x, y, p["high"], p["low"])
+    cute.compile(warp_budgets_launch, x, y, p["high"], p["low"], p["min_blocks"])

@@ -76,6 +76,11 @@ def test_stack_array_counts_as_local(compile_cache):
     assert (dyn["local_loads"], dyn["local_stores"]) == (64, 16)
     assert (dyn["local_load_bytes"], dyn["local_store_bytes"]) == (256, 256)
     assert (static["local_loads"], static["local_stores"]) == (0, 0)
+    generic = build(compile_cache, "stack_scratch.py", ["index=generic"])
+    assert generic["stack_bytes"] == 272 and generic["ldl"] == 0  # no LDL: the loads are generic LD.E
+    assert (generic["local_loads"], generic["local_load_bytes"]) == (64, 256)
+    loads = {r["opcode"]: r["count"] for r in generic["memory"]["ops"] if r["space"] == "local" and r["kind"] == "load"}
+    assert loads == {"LD.E [stack]": 64}
     assert dyn["ptx"]["local_bytes"] == 256
     assert dyn["ptx"]["memory"]["by_space"]["local"] == {
         "load": {"count": 64, "bytes": 256},
@@ -93,3 +98,5 @@ def test_register_budgets_differ_between_settings(compile_cache):
     assert bb["roles"] == {"warps 0-3": [80], "warps 4-11": [184]}
     assert k["b"]["ptx"]["budgets"]["display"] == "184/80" and bb["reqntid"] == [384, 1, 1]
     assert k["a"]["opcodes"] == k["b"]["opcodes"]  # no opcode count shows the change
+    dropped = build(compile_cache, "warp_budgets.py", ["min_blocks=0"])
+    assert dropped["ptx"]["budgets"]["display"] == "176/88" and dropped["budgets"]["display"] == ""

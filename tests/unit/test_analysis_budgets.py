@@ -43,6 +43,15 @@ def test_budgets_differ_between_the_two_settings():
     assert b.to_json()["inc"] == [184] and b.to_json()["dec"] == [80]
 
 
+def test_ptxas_drops_budgets_without_min_blocks():
+    """Without .minnctapersm, ptxas (DSL 4.8.0, sm_90a) emits no USETMAXREG for the PTX's setmaxnreg."""
+    func, entry = load("warp_budgets-no-min-blocks")
+    pb = ptx_register_budgets(entry)
+    sb = sass_register_budgets(func, pb)
+    assert pb.display() == "176/88" and pb.minnctapersm is None
+    assert sb.display() == "" and sb.changes == ()
+
+
 def test_kernel_without_budgets():
     func, entry = load("vector_store-bits128")
     pb = ptx_register_budgets(entry)

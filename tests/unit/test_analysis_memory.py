@@ -68,6 +68,19 @@ def test_stack_reached_through_generic_loads_and_stores_is_local():
     assert opcodes(pm, "local", "load") == {"ld.b32": 64} and opcodes(pm, "local", "store") == {"st.v4.b32": 16}
 
 
+def test_dsl_kernel_reading_its_stack_through_generic_loads():
+    """stack_scratch.py index=generic: 272 B stack, 0 LDL, 64 generic LD.E at R1 + local window."""
+    func = sass("stack_scratch-generic-dsl")
+    assert not any(i.base == "LDL" for i in func.instrs)
+    mem = sass_memory_ops(func)
+    assert opcodes(mem, "local", "load") == {"LD.E [stack]": 64}
+    assert opcodes(mem, "local", "store") == {"STL.128": 16}
+    assert "generic" not in mem.by_space()
+    pm = ptx_memory_ops(ptx("stack_scratch-generic-dsl"))  # inline asm: cvta.local.u64 g, a; ld.f32 $0, [g]
+    assert opcodes(pm, "local", "load") == {"ld.f32": 64}
+    assert opcodes(pm, "local", "store") == {"st.local.v4.b32": 16}
+
+
 SNIPPET = """
         .text.k:
         /*0000*/                   LDC R1, c[0x0][0x28] ;

@@ -91,7 +91,7 @@ _PTX_TYPE_BITS = {
     "b32": 32, "s32": 32, "u32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32, "b64": 64, "s64": 64, "u64": 64,
     "f64": 64, "b128": 128,
 }  # fmt: skip
-_PTX_REG_RE = re.compile(r"%[\w$]+")
+_PTX_REG_RE = re.compile(r"%?[A-Za-z_$][\w$]*")
 _TMEM_SHAPE_REGS = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4, "16x32bx2": 1}
 
 
@@ -381,7 +381,7 @@ def local_address_registers(instrs: Iterable) -> set[str]:
         ops = _PTX_REG_RE.findall(ins.operands)
         if len(ops) < 2:
             continue
-        dst, srcs = ops[0], ops[1:]
+        dst, srcs = ops[0], ops[1:]  # names of inline-asm registers may lack the %
         if is_cvta_local or (not ins.opcode.startswith("cvta.to") and any(s in regs for s in srcs)):
             regs.add(dst)
     return regs
