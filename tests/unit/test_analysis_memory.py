@@ -165,3 +165,47 @@ def test_ptx_spaces_from_opcodes():
         ("generic", "load", "ld.b64"): 64,
         ("global", "load", "cp.async.cg.shared.global"): 128,
     }
+
+
+def test_ptx_local_addresses_follow_code_order():
+    """Inline-asm blocks reuse register names: a name re-set from a global pointer is no longer local."""
+    text = """
+.version 9.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+{
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<3>;
+	.reg .b64 %SP;
+	.reg .b64 %SPL;
+	.local .align 8 .b8 __local_depot0[64];
+	mov.b64 %SPL, __local_depot0;
+	add.u64 %rd1, %SPL, 0;
+	{
+	.reg .u64 a, g;
+	cvt.u64.u32 a, %r1;
+	cvta.local.u64 g, a;
+	ld.f32 %r2, [g];
+	}
+	{
+	.reg .u64 g;
+	mov.u64 g, %rd2;
+	ld.f32 %r2, [g];
+	}
+	cvta.local.u64 %SP, %SPL;
+	st.u32 [%SP+8], %r1;
+	ld.local.u32 %r1, [%rd1+4];
+	ret;
+}
+"""
+    entry = parse_ptx(text).main
+    assert entry.local_bytes == 64
+    pm = ptx_memory_ops(entry)
+    got = sorted((r.space, r.kind, r.opcode, r.count) for r in pm.rows)
+    assert got == [
+        ("generic", "load", "ld.f32", 1),
+        ("local", "load", "ld.f32", 1),
+        ("local", "load", "ld.local.u32", 1),
+        ("local", "store", "st.u32", 1),
+    ]

@@ -39,7 +39,16 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["MemOp", "MemoryOps", "SPACES", "sass_memory_ops", "ptx_memory_ops", "sass_mem_op", "ptx_mem_op"]
+__all__ = [
+    "MemOp",
+    "MemoryOps",
+    "SPACES",
+    "sass_memory_ops",
+    "ptx_memory_ops",
+    "sass_mem_op",
+    "ptx_mem_op",
+    "stack_registers",
+]
 
 SPACES = ("local", "global", "shared", "dsmem", "tmem", "const", "param", "generic")
 """Address spaces in display order."""
@@ -338,8 +347,8 @@ def _first_address(operands: str) -> str | None:
 def ptx_mem_op(instr, local_regs: set[str] | frozenset = frozenset()) -> tuple[str, str, str, int] | None:
     """(space, kind, opcode, width in bits) of one PTX instruction, or None if it is no memory access.
 
-    ``local_regs`` are registers known to hold generic addresses of the local depot: a generic
-    access through one of them counts as local.
+    ``local_regs`` are registers that hold generic addresses of the local depot at this
+    instruction: a generic access through one of them counts as local.
     """
     base = instr.base
     opcode = instr.opcode
@@ -368,32 +377,36 @@ def ptx_mem_op(instr, local_regs: set[str] | frozenset = frozenset()) -> tuple[s
 _ADDR_OPS = frozenset(("mov", "add", "sub", "cvta", "cvt", "mad"))
 
 
-def local_address_registers(instrs: Iterable) -> set[str]:
-    """Registers holding generic addresses into the local depot: ``%SP``, results of
-    ``cvta.local``, and of ``mov``/``add``/``sub``/``cvt``/``mad`` of such a register."""
-    regs = {"%SP"}
-    for ins in instrs:
-        if ins.base not in _ADDR_OPS:
-            continue
-        is_cvta_local = ins.opcode.startswith("cvta.local")
-        if not is_cvta_local and not any(r in ins.operands for r in regs):
-            continue
-        ops = _PTX_REG_RE.findall(ins.operands)
-        if len(ops) < 2:
-            continue
-        dst, srcs = ops[0], ops[1:]  # names of inline-asm registers may lack the %
-        if is_cvta_local or (not ins.opcode.startswith("cvta.to") and any(s in regs for s in srcs)):
+def _update_local_registers(ins, regs: set[str]) -> None:
+    """Track generic addresses of the local depot across one instruction (see :func:`ptx_memory_ops`)."""
+    text = ins.operands
+    is_cvta_local = ins.opcode.startswith("cvta.local")
+    if not is_cvta_local and not any(r in text for r in regs):
+        return
+    first, _, rest = text.partition(",")
+    dst = first.strip()
+    if ins.base in _ADDR_OPS and _PTX_REG_RE.fullmatch(dst):
+        srcs = _PTX_REG_RE.findall(rest)  # names of inline-asm registers may lack the %
+        if is_cvta_local or (not ins.opcode.startswith("cvta.to") and any(r in regs for r in srcs)):
             regs.add(dst)
-    return regs
+            return
+    if dst in regs and dst != "%SP":
+        regs.discard(dst)  # overwritten from something else
 
 
 def ptx_memory_ops(instrs: Iterable) -> MemoryOps:
-    """Memory operations of PTX instructions (a :class:`~.ptx.PtxEntry` or any iterable)."""
-    seq = list(getattr(instrs, "instrs", instrs))
-    local_regs = local_address_registers(seq)
+    """Memory operations of PTX instructions (a :class:`~.ptx.PtxEntry` or any iterable).
+
+    A generic ``ld``/``st``/``atom``/``red`` is local when its address register holds a generic
+    address of the local depot at that point, in code order: ``%SP``, the result of
+    ``cvta.local``, or of ``mov``/``add``/``sub``/``cvt``/``mad`` of such a register; a register
+    written from anything else stops being one (inline-asm blocks reuse their register names).
+    """
+    regs = {"%SP"}
     counts: Counter = Counter()
-    for ins in seq:
-        hit = ptx_mem_op(ins, local_regs)
+    for ins in getattr(instrs, "instrs", instrs):
+        hit = ptx_mem_op(ins, regs)
         if hit is not None:
             counts[hit] += 1
+        _update_local_registers(ins, regs)
     return _rows("ptx", counts)
