@@ -375,6 +375,7 @@ def ptx_mem_op(instr, local_regs: set[str] | frozenset = frozenset()) -> tuple[s
 
 
 _ADDR_OPS = frozenset(("mov", "add", "sub", "cvta", "cvt", "mad"))
+_PTX_MEM_BASES = frozenset((*_PTX_KIND, "tcgen05", "ldmatrix", "stmatrix", "cp"))
 
 
 def _update_local_registers(ins, regs: set[str]) -> None:
@@ -405,8 +406,10 @@ def ptx_memory_ops(instrs: Iterable) -> MemoryOps:
     regs = {"%SP"}
     counts: Counter = Counter()
     for ins in getattr(instrs, "instrs", instrs):
-        hit = ptx_mem_op(ins, regs)
-        if hit is not None:
-            counts[hit] += 1
-        _update_local_registers(ins, regs)
+        if ins.base in _PTX_MEM_BASES:
+            hit = ptx_mem_op(ins, regs)
+            if hit is not None:
+                counts[hit] += 1
+        if ins.base in _ADDR_OPS or len(regs) > 1:  # with %SP alone, only address arithmetic matters
+            _update_local_registers(ins, regs)
     return _rows("ptx", counts)
