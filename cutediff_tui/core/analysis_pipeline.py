@@ -1,4 +1,22 @@
-"""From two sides' builds to one comparison: disassembly (cached), metrics, spill sites, alignment."""
+"""From two sides' builds to one comparison: disassembly (cached), metrics, spill sites, alignment.
+
+Per kernel and side, :func:`side_kernel` returns plain data; besides resources, opcodes,
+classes, spill sites and pressure it holds these analysis facts (each the ``to_json()`` of a
+typed result, so the figure registry can read them):
+
+* ``memory``: SASS memory operations by address space, direction and width
+  (:class:`.analysis.memory.MemoryOps`: ``by_space`` counts/bytes, ``ops`` rows such as
+  ``STG.E.128``); ``local_loads``/``local_stores`` and ``local_load_bytes``/``local_store_bytes``
+  count every local access (``LDL``/``STL`` and generic ``LD``/``ST`` to the stack).
+* ``budgets``: ``USETMAXREG`` register budgets with warp roles and launch bounds
+  (:class:`.analysis.budgets.RegisterBudgets`; ``display`` is ``"176/88"``).
+* ``ptx``: ``local_bytes`` (the ``.local`` depot), ``opcodes`` (full dotted opcodes, type and
+  width kept), ``reg_decls`` (``.reg`` counts per type), ``memory`` and ``budgets`` (PTX forms
+  of the two above, ``setmaxnreg`` and ``.maxnreg``/``.reqntid``/``.minnctapersm``).
+
+Per kernel present on both sides, :func:`pair_analysis` adds ``ptx_opcode_ranking``: the 20
+PTX opcodes whose count changed most (:func:`.analysis.ptx_facts.opcode_deltas`).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .analysis import align as align_mod
-from .analysis import classes, pressure, spills, tools
+from .analysis import budgets, classes, memory, pressure, ptx_facts, spills, tools
 from .analysis.fingerprint import cubin_toolchain, ptx_toolchain
 from .analysis.ptx import parse_ptx
 from .analysis.resource_usage import parse_resource_usage
@@ -238,6 +256,7 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     metrics["pressure"] = pressure_summary(func)
     metrics["line_info_mapped"] = bool(listing.merge and listing.merge.lineinfo == "mapped")
     ptx_text = read_text(kdir, "kernel.ptx")
+    ptx_budgets = None
     if ptx_text is not None:
         mod = parse_ptx(ptx_text)
         entry = max(mod.entries, key=lambda e: len(e.instrs)) if mod.entries else None
@@ -249,6 +268,16 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
             "local_bytes": entry.local_bytes if entry else 0,
             "opcodes": classes.ptx_opcode_counts(entry) if entry else {},
         }
+        if entry is not None:
+            ptx_budgets = budgets.ptx_register_budgets(entry)
+            metrics["ptx"]["reg_decls"] = ptx_facts.ptx_facts(entry).to_json()["reg_decls"]
+            metrics["ptx"]["memory"] = memory.ptx_memory_ops(entry).to_json()
+            metrics["ptx"]["budgets"] = ptx_budgets.to_json()
+    mem = memory.sass_memory_ops(func)
+    metrics["memory"] = mem.to_json()
+    metrics["local_loads"], metrics["local_load_bytes"] = mem.total("local", "load")
+    metrics["local_stores"], metrics["local_store_bytes"] = mem.total("local", "store")
+    metrics["budgets"] = budgets.sass_register_budgets(func, ptx_budgets).to_json()
     metrics["cubin_toolchain"] = cubin_toolchain((kdir / "kernel.cubin").read_bytes())
     compiles = {f"{c['index']:03d}": c for c in build.manifest.get("compiles", [])}
     c = compiles.get(index, {})
@@ -377,6 +406,12 @@ def pair_analysis(a: dict, b: dict) -> dict:
             "instruction_classes": _delta(a.get("instruction_classes", {}), b.get("instruction_classes", {})),
             "ptx_opcodes": {k: v for k, v in ptx_delta.items() if v[2]},
         },
+        "ptx_opcode_ranking": [
+            d.to_json()
+            for d in ptx_facts.opcode_deltas(
+                (a.get("ptx") or {}).get("opcodes", {}), (b.get("ptx") or {}).get("opcodes", {}), top=20
+            )
+        ],
         "spill_sites_diff": _plain(site_diff),
     }
 
