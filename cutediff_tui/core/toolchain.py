@@ -642,7 +642,9 @@ def create_env(
 
 
 def list_envs() -> list[Env]:
-    return [e for e in (load_env(p) for p in _env_dirs()) if e]
+    """The created environments, by DSL version in PEP 440 order (4.10.0 after 4.9.0)."""
+    envs = [e for e in (load_env(p) for p in _env_dirs()) if e]
+    return sorted(envs, key=lambda e: (version_key(e.spec.dsl), e.name))
 
 
 def remove_env(target: str) -> list[str]:

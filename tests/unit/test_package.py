@@ -188,3 +188,17 @@ def test_crashed_app_exits_non_zero():
     calm = Quits()
     calm.run(headless=True)
     exit_with(calm)  # returns: a clean exit is status 0
+
+
+def test_env_list_in_version_order(tmp_path, monkeypatch):
+    import json
+
+    from cutediff_tui.core.toolchain import list_envs
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path))
+    for v in ("4.10.0", "4.8.0", "4.8.0.dev0", "4.9.0"):
+        d = tmp_path / "envs" / f"dsl-{v}-cu13-0000"
+        d.mkdir(parents=True)
+        spec = {"dsl": v, "pins": [], "cuda": "13"}
+        (d / "env.json").write_text(json.dumps({"spec": spec, "key": v, "lock": ""}))
+    assert [e.spec.dsl for e in list_envs()] == ["4.8.0.dev0", "4.8.0", "4.9.0", "4.10.0"]
