@@ -401,6 +401,7 @@ class MainScreen(Screen[None]):
     def _apply_model(self, model: PaneModel) -> None:
         self.model = model
         self.anchor = None
+        self.search_status = ""  # its counter belonged to the other listing
         for s in ("a", "b"):
             self.pane(s).set_model(model)
         self._update_columns()
