@@ -13,6 +13,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
+from . import __version__
 from .core.errors import CutediffError
 from .terminal import SafeConsole
 
@@ -220,6 +221,7 @@ def build_options(a: str, b: str, kw: dict[str, Any]):
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="cutediff", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.option("--max-file-mb", type=click.IntRange(min=1), default=None, help="Largest file read (decompressed).")
 @click.option("--max-kernels", type=click.IntRange(min=1), default=None, help="Most kernels accepted in a result.")
@@ -269,9 +271,18 @@ def _open_tui(path: Path | None) -> None:
         comparison = load_json(target)
         from .ui.app import CutediffApp
 
-        CutediffApp(comparison, source=target).run()
+        app = CutediffApp(comparison, source=target)
+        app.run()
+        exit_with(app)
 
     go()
+
+
+def exit_with(app) -> None:
+    """Leave with the app's return code: a TUI that crashed exits non-zero (Textual printed why)."""
+    code = app.return_code
+    if code:
+        sys.exit(code)
 
 
 @main.command("open")
@@ -320,7 +331,9 @@ def _open_many(result: dict) -> None:
         from .ui.screens.sweep import SweepApp
 
         grid(result)  # refuses a damaged result in one sentence before the app starts
-        SweepApp(result).run()
+        app = SweepApp(result)
+        app.run()
+        exit_with(app)
         return
     from .cli_sweep import open_bisect
 
@@ -377,7 +390,9 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     if tui and not errors:
         from .ui.app import CutediffApp
 
-        CutediffApp(comparison).run()
+        app = CutediffApp(comparison)
+        app.run()
+        exit_with(app)
     if errors:
         sys.exit(2)
 

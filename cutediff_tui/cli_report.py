@@ -191,7 +191,7 @@ def report(
     cutediff compare (then both sides are compiled), or two artifact folders, as for cutediff diff.
 
     \b
-    cutediff report samples/fa4-sm103a-4.5.1-vs-4.8.0 -o report.md
+    cutediff report my-result/ -o report.md
     cutediff report 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --arch sm_103a -o report.html
     """
     from .core.files import check_output

@@ -15,7 +15,16 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from .cli import State, build_options, err_console, guarded, out_console, progress_printer, recipe_options
+from .cli import (
+    State,
+    build_options,
+    err_console,
+    exit_with,
+    guarded,
+    out_console,
+    progress_printer,
+    recipe_options,
+)
 from .core.errors import CutediffError
 
 _BISECT_VALUE_OPTS = {"--good", "--bad", "--metric", "--kernel-filter", "--versions", "--json"}
@@ -188,7 +197,9 @@ def open_bisect(result: dict, progress) -> None:
     comparison = run_compare(opts, progress)
     from .ui.app import CutediffApp
 
-    CutediffApp(comparison).run()
+    app = CutediffApp(comparison)
+    app.run()
+    exit_with(app)
 
 
 # ---------------------------------------------------------------- sweep
@@ -330,7 +341,9 @@ def sweep(
     if tui:
         from .ui.screens.sweep import SweepApp
 
-        SweepApp(result).run()
+        app = SweepApp(result)
+        app.run()
+        exit_with(app)
     if any(c.get("status") != "ok" for c in result["cells"]):
         sys.exit(2 if all(c.get("status") != "ok" for c in result["cells"]) else 0)
 

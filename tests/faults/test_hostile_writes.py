@@ -82,22 +82,31 @@ def test_tui_export_never_follows_a_link_and_asks_before_replacing(tmp_path, mon
         app = _app(comparison)
         async with app.run_test(size=(120, 36)) as pilot:
             await pilot.pause()
+            # a planted link: the dialog says so and enter writes nothing, however often
             await pilot.press("e")
-            await pilot.pause(0.5)
+            await pilot.pause(0.3)
+            assert "symbolic link" in str(app.screen.query_one("#export-status").render())
+            await pilot.press("enter", "enter")
+            await pilot.pause(0.3)
             await app.workers.wait_for_complete()
             assert victim.read_text() == "precious"
+            await pilot.press("escape")
+            await pilot.pause(0.2)
+            # an existing file: named first, kept on escape, replaced only by a second enter
             (work / "cutediff-report.md").unlink()
             (work / "cutediff-report.md").write_text("old")
             await pilot.press("e")
             await pilot.pause(0.3)
-            assert app.screen.id == "export-prompt"
-            await pilot.press("n", "enter")
+            await pilot.press("enter")
+            await pilot.pause(0.2)
+            assert "exists" in str(app.screen.query_one("#export-status").render())
+            await pilot.press("escape")
             await pilot.pause(0.3)
             await app.workers.wait_for_complete()
             assert (work / "cutediff-report.md").read_text() == "old"
             await pilot.press("e")
             await pilot.pause(0.3)
-            await pilot.press("y", "enter")
+            await pilot.press("enter", "enter")
             await pilot.pause(0.3)
             await app.workers.wait_for_complete()
             for _ in range(50):

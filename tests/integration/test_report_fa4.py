@@ -20,10 +20,11 @@ import pytest
 
 from cutediff_tui.core.compare import load_json
 from cutediff_tui.core.report import render_html, render_markdown, validate_comparison
+from cutediff_tui.samples import bundled_sample_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT / "samples" / "raw"
-SAMPLE = ROOT / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0" / "comparison.json"
+SAMPLE = bundled_sample_dir() / "comparison.json"
 CHROMIUM = Path("/usr/bin/chromium")
 # `cutediff` with report/check registered (cli.py registers them; this also works before it does).
 RUNNER = (

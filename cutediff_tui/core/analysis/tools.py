@@ -129,7 +129,8 @@ def find_tool(name: str) -> Path:
     raise ToolMissing(
         f"{name} was not found in $CUDA_HOME/bin, the installed nvidia wheels or $PATH, "
         f"so cutediff cannot read compiled kernels.",
-        hint=f"Install it with `pip install {pkg}` (or set CUDA_HOME to a CUDA toolkit).",
+        hint=f'Install it with `pip install "cutediff[tools]"` or `pip install {pkg}` '
+        "(or set CUDA_HOME to a CUDA toolkit).",
     )
 
 
