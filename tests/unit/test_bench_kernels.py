@@ -451,3 +451,20 @@ def test_local_gpu_that_cannot_run_the_recipe(tmp_path, monkeypatch):
     s = e.value.sentence()
     assert s.startswith("The local GPU (NVIDIA A100-SXM4-80GB, sm_80) cannot run recipe ") and "which has kernels for sm_90 only" in s
     assert is_sentence(s)
+
+
+def test_ncu_parsers_on_recorded_local_memory_traffic():
+    """A kernel that keeps a register array in local memory (spill_dyn) and one that does not,
+    profiled on the H200 with exactly the flags cutediff passes (ncu_command, source_command)."""
+    s = N.summarize_launches(N.parse_raw_csv((NCU_DIR / "ncu_local_raw.csv").read_text()))
+    assert s["spill_dyn"]["launches"] == 3  # --profile-from-start off: only the calls between start/stop
+    assert s["spill_dyn"]["local_load_bytes"] == 63590400 and s["spill_dyn"]["local_store_bytes"] == 33554432
+    assert s["spill_none"]["local_bytes"] == 0 and s["spill_none"]["local_gbps"] == 0
+    assert s["spill_dyn"]["top_stalls"][0][0] == "long_scoreboard"
+    listings = N.parse_source_csv((NCU_DIR / "ncu_local_source.csv").read_text())
+    dyn, none = N.spill_counts(listings["spill_dyn"]), N.spill_counts(listings["spill_none"])
+    assert (dyn["ldl_executed"], dyn["stl_executed"], len(dyn["sites"])) == (65536, 65536, 21)
+    assert dyn["sites"][0]["sass"].startswith("STL.128 [R1]")
+    assert (none["ldl_executed"], none["stl_executed"], none["sites"]) == (0, 0, [])
+    rows = {(r["kernel"], r["metric"]): r for r in N.ab_rows({"spill_dyn": s["spill_none"]}, s)}
+    assert rows[("spill_dyn", "local_store_bytes")]["delta"] == 33554432

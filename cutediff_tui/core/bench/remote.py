@@ -54,7 +54,10 @@ def bench_task(plan: BenchPlan, files: dict[str, str], wheelhouse: str | None) -
     """Runs on the Dask worker: the whole local bench there; a failure comes back as a sentence."""
     import socket
 
+    from .runner import check_gpu
+
     try:
+        check_gpu(plan.recipe)  # before any environment is built on a machine that cannot run it
         with tempfile.TemporaryDirectory(prefix="cutediff-remote-") as tmp:
             here = _land(plan, files, Path(tmp))
             result = run_local(here, wheelhouse=Path(wheelhouse) if wheelhouse else None)
