@@ -26,7 +26,6 @@ from cutediff_tui.core.bench.runner import BenchConfig, check_gpu, check_hook, k
 from cutediff_tui.core.errors import CutediffError
 from cutediff_tui.core.recipes import BUILTINS, get_recipe
 
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -449,7 +448,10 @@ def test_local_gpu_that_cannot_run_the_recipe(tmp_path, monkeypatch):
     with pytest.raises(CutediffError) as e:
         check_gpu(_recipe(tmp_path))
     s = e.value.sentence()
-    assert s.startswith("The local GPU (NVIDIA A100-SXM4-80GB, sm_80) cannot run recipe ") and "which has kernels for sm_90 only" in s
+    assert (
+        s.startswith("The local GPU (NVIDIA A100-SXM4-80GB, sm_80) cannot run recipe ")
+        and "which has kernels for sm_90 only" in s
+    )
     assert is_sentence(s)
 
 

@@ -62,18 +62,16 @@ def test_gpu_workers_are_those_declaring_the_resource():
 
 def test_bench_runs_on_the_gpu_worker_and_its_answer_comes_back(monkeypatch):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the stand-in GPU machine has no nvidia-smi
-    with _cluster(resources={"GPU": 1}) as cluster:
-        with pytest.raises(CutediffError) as e:
-            run_remote(cluster.scheduler_address, _plan())
+    with _cluster(resources={"GPU": 1}) as cluster, pytest.raises(CutediffError) as e:
+        run_remote(cluster.scheduler_address, _plan())
     s = e.value.sentence()
     assert s.startswith(f"On the Dask worker {socket.gethostname()}: No NVIDIA GPU was found"), s
     assert "\n" not in s and s.endswith(".")
 
 
 def test_scheduler_without_a_gpu_worker():
-    with _cluster() as cluster:
-        with pytest.raises(CutediffError) as e:
-            run_remote(cluster.scheduler_address, _plan())
+    with _cluster() as cluster, pytest.raises(CutediffError) as e:
+        run_remote(cluster.scheduler_address, _plan())
     s = e.value.sentence()
     assert f"No worker of the Dask scheduler at {cluster.scheduler_address} declares a GPU" in s
     assert "--resources GPU=1" in s

@@ -206,12 +206,25 @@ def parse_source_csv(text: str, callables: list[str] | tuple[str, ...] = ()) -> 
     return out
 
 
+def _address(text: str) -> int | None:
+    try:
+        return int(text, 16)
+    except (TypeError, ValueError):
+        return None
+
+
 _LOCAL = re.compile(r"(^|\s)(@!?U?P\w+\s+)?(LDL|STL)(\.|\s|$)")
 
 
 def spill_counts(listing: list[dict]) -> dict:
     """The local-memory instructions (LDL/STL) of one kernel's listing and how often each ran."""
-    sites = [ins for ins in listing if _LOCAL.search(ins["sass"])]
+    base = _address(listing[0]["address"]) if listing else None
+    sites = []
+    for ins in listing:
+        if _LOCAL.search(ins["sass"]):
+            addr = _address(ins["address"])
+            offset = addr - base if addr is not None and base is not None else None
+            sites.append({**ins, "offset": offset})  # byte offset in the kernel, as cuobjdump counts
     return {
         "sites": sites,
         "ldl_executed": sum(i["executed"] for i in sites if "LDL" in i["sass"]),

@@ -45,14 +45,14 @@ def plan_bench(
             f"--shape describes FA4 problems, and {recipe.name} is not an FA4 recipe.",
             "Give its parameters with --param NAME=VALUE (cutediff recipes lists them).",
         )
-    if local:
-        check_gpu(recipe)
     shp: tuple = ()
     if mode:
         hdim, causal, dtype = params["hdim"], params["causal"], params["dtype"]
         shp = tuple(parse_shape(x, hdim, causal, dtype) for x in shapes) or tuple(
             replace(s, hdim=hdim, causal=causal, dtype=dtype) for s in DEFAULT_SHAPES
         )
+    if local:  # after the input checks: a typo is reported before the machine is
+        check_gpu(recipe)
     cfg = BenchConfig(
         shapes=shp,
         mode=mode or "call",
