@@ -8,19 +8,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from .core.bench.ncu import LABELS
 from .render import VERDICT_STYLE
-
-_METRIC_LABEL = {
-    "duration_ns": "duration (ns)",
-    "local_load_bytes": "local load bytes",
-    "local_store_bytes": "local store bytes",
-    "local_gbps": "local traffic",
-    "occupancy_pct": "achieved occupancy %",
-    "registers": "registers/thread",
-    "smem_static_bytes": "shared mem static B",
-    "smem_dynamic_bytes": "shared mem dynamic B",
-    "top_stalls": "dominant stalls",
-}
 
 
 def _num(v: Any) -> str:
@@ -113,7 +102,7 @@ def profile_table(result: dict) -> Table | None:
         t.add_column(col, justify="left" if col in ("kernel", "metric") else "right")
     for r in rows:
         if r["metric"] == "top_stalls":
-            t.add_row(r["kernel"], _METRIC_LABEL["top_stalls"], _stalls(r["a"]), _stalls(r["b"]), "")
+            t.add_row(r["kernel"], LABELS["top_stalls"], _stalls(r["a"]), _stalls(r["b"]), "")
             continue
         if r["metric"] == "local_gbps":
             from .core.bench.explain import fmt_rate
@@ -123,7 +112,7 @@ def profile_table(result: dict) -> Table | None:
         delta = r["delta"]
         t.add_row(
             r["kernel"],
-            _METRIC_LABEL.get(r["metric"], r["metric"]),
+            LABELS.get(r["metric"], r["metric"]),
             _num(r["a"]),
             _num(r["b"]),
             "=" if delta == 0 else (f"{delta:+,.2f}" if delta is not None else "–"),

@@ -470,3 +470,29 @@ def test_ncu_parsers_on_recorded_local_memory_traffic():
     assert (none["ldl_executed"], none["stl_executed"], none["sites"]) == (0, 0, [])
     rows = {(r["kernel"], r["metric"]): r for r in N.ab_rows({"spill_dyn": s["spill_none"]}, s)}
     assert rows[("spill_dyn", "local_store_bytes")]["delta"] == 33554432
+
+
+def test_markdown_report_shows_per_kernel_rows_ncu_rows_and_verdicts():
+    import json
+
+    from cutediff_tui.core.report.markdown import render_markdown
+
+    comparison = json.loads((ROOT / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0" / "comparison.json").read_text())
+    bench = json.loads((ROOT / "benchmarks" / "results" / "h200" / "run3" / "bench.json").read_text())
+    row = bench["shapes"][0]
+    slower = {"ratio": 1.031, "ci_low": 1.024, "ci_high": 1.039, "verdict": "SLOWER"}
+    row["kernels"] = [{"kernel": "FlashAttentionForwardSm100", "a": row["a"], "b": row["b"], **slower}]
+    a = {"local_gbps": 0.0, "registers": 128.0, "top_stalls": [["wait", 1.5]]}
+    b = {"local_gbps": 1.2, "registers": 128.0, "top_stalls": [["long_scoreboard", 3.25]]}
+    bench["profile"] = {"rows": N.ab_rows({"FlashAttentionForwardSm100": a}, {"FlashAttentionForwardSm100": b})}
+    bench["profile"]["sides"] = {
+        "a": {"kernels": {"FlashAttentionForwardSm100": a}},
+        "b": {"kernels": {"FlashAttentionForwardSm100": b}},
+    }
+    bench["verdicts"] = explain(bench)
+    comparison["bench"] = bench
+    md = render_markdown(comparison)
+    assert "Per kernel (GPU time per call, CUPTI):" in md and "| 8192x32h/4 | FlashAttentionForwardSm100 |" in md
+    assert "| FlashAttentionForwardSm100 | local traffic | 0 | 1.2 GB/s |" in md
+    assert "| FlashAttentionForwardSm100 | dominant stalls | wait 1.5 | long\\_scoreboard 3.25 |" in md
+    assert "local traffic 0 → 1.2 GB/s: the slowdown comes with more spill traffic on side B." in md

@@ -28,6 +28,18 @@ METRICS = (
     ("smem_static_bytes", "launch__shared_mem_per_block_static", "B"),
     ("smem_dynamic_bytes", "launch__shared_mem_per_block_dynamic", "B"),
 )
+#: How the tables name each row of :func:`ab_rows`.
+LABELS = {
+    "duration_ns": "duration (ns)",
+    "local_load_bytes": "local load bytes",
+    "local_store_bytes": "local store bytes",
+    "local_gbps": "local traffic",
+    "occupancy_pct": "achieved occupancy %",
+    "registers": "registers/thread",
+    "smem_static_bytes": "shared mem static B",
+    "smem_dynamic_bytes": "shared mem dynamic B",
+    "top_stalls": "dominant stalls",
+}
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
 STALL_REGEX = r"regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
