@@ -136,3 +136,17 @@ async def test_per_kernel_rows_profile_and_spill_counts_are_shown(make_app, comp
         assert "0 → 1.2 GB/s" in text and "long_scoreboard 3.2" in text
         assert "side B FlashAttentionForwardSm100 STL" in text and "executed 4,096" in text
         assert "the slowdown comes with more spill traffic on side B" in text
+
+
+def test_spill_instructions_show_their_execution_counts_in_the_sass_pane(comparison):
+    from cutediff_tui.core.bench.attach import annotate_spill_sites
+    from cutediff_tui.ui.model import build_sass
+
+    result = _profiled_result()
+    kernel = next(k for k in comparison["kernels"] if k["name"] == "FlashAttentionForwardSm100")
+    kernel["b"]["spill_sites"][0]["addr"] = 26160
+    assert annotate_spill_sites(comparison, result) == 1
+    pane = build_sass(comparison, kernel)
+    shown = [ln.text for ln in pane.b.lines if "executed" in ln.text]
+    assert len(shown) == 1 and shown[0].endswith("// executed 4,096x (ncu)") and "STL" in shown[0]
+    assert not any("executed" in ln.text for ln in pane.a.lines)
