@@ -85,3 +85,26 @@ def test_unreachable_scheduler(monkeypatch):
         run_remote("tcp://127.0.0.1:9", _plan())
     s = e.value.sentence()
     assert s.startswith("Could not reach the Dask scheduler at tcp://127.0.0.1:9") and s.endswith("runs.")
+
+
+@pytest.mark.slow
+def test_worker_builds_the_toolchains_and_runs_the_real_bench_worker(tmp_path, monkeypatch, compile_cache):
+    """The stand-in GPU machine lists an H200 (a stand-in nvidia-smi) but its torch is a CPU build:
+    the task passes the GPU check there, builds both DSL environments there (the real index), starts
+    the real bench workers in them, and their answer comes back as one sentence."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    smi = bin_ / "nvidia-smi"
+    smi.write_text(
+        '#!/bin/sh\ncase "$*" in\n  *compute_cap*) echo "NVIDIA H200, 9.0" ;;\n  *) echo "NVIDIA H200, 580, 1980, 3201, 35, 120" ;;\nesac\n'
+    )
+    smi.chmod(0o755)
+    import os
+
+    monkeypatch.setenv("PATH", f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(compile_cache))
+    with _cluster(resources={"GPU": 1}) as cluster, pytest.raises(CutediffError) as e:
+        run_remote(cluster.scheduler_address, _plan())
+    s = e.value.sentence()
+    assert s.startswith(f"On the Dask worker {socket.gethostname()}: Side A: the bench failed"), s
+    assert "torch in this environment sees no CUDA GPU" in s
