@@ -472,7 +472,7 @@ def test_ncu_parsers_on_recorded_local_memory_traffic():
     assert rows[("spill_dyn", "local_store_bytes")]["delta"] == 33554432
 
 
-def test_markdown_report_shows_per_kernel_rows_ncu_rows_and_verdicts():
+def test_reports_show_per_kernel_rows_ncu_rows_and_verdicts():
     import json
 
     from cutediff_tui.core.report.markdown import render_markdown
@@ -496,3 +496,8 @@ def test_markdown_report_shows_per_kernel_rows_ncu_rows_and_verdicts():
     assert "| FlashAttentionForwardSm100 | local traffic | 0 | 1.2 GB/s |" in md
     assert "| FlashAttentionForwardSm100 | dominant stalls | wait 1.5 | long\\_scoreboard 3.25 |" in md
     assert "local traffic 0 → 1.2 GB/s: the slowdown comes with more spill traffic on side B." in md
+    from cutediff_tui.core.report.html import render_html
+
+    page = render_html(comparison)
+    assert "<h3>Per kernel (GPU time per call, CUPTI)</h3>" in page and "<h3>Nsight Compute" in page
+    assert "1.2 GB/s" in page and "long_scoreboard 3.25" in page and "the slowdown comes with more spill" in page
