@@ -351,7 +351,9 @@ def gpu_path(tmp_path, monkeypatch):
     return bin_
 
 
-def _ncu_replay(bin_: Path, *, fail: str | None = None) -> None:
+def _ncu_replay(
+    bin_: Path, *, fail: str | None = None, raw: str = "ncu_raw.csv", source: str = "ncu_source.csv"
+) -> None:
     if fail:
         _exe(bin_ / "ncu", f'echo "{fail}" >&2\nexit 1\n')
         return
@@ -360,9 +362,9 @@ def _ncu_replay(bin_: Path, *, fail: str | None = None) -> None:
         bin_ / "ncu",
         'log=""; out=""; prev=""\nfor a in "$@"; do\n'
         '  [ "$prev" = "--log-file" ] && log="$a"; [ "$prev" = "-o" ] && out="$a"; prev="$a"\ndone\n'
-        f'if [ -n "$log" ]; then cp "{NCU_DIR / "ncu_raw.csv"}" "$log"; exit 0; fi\n'
+        f'if [ -n "$log" ]; then cp "{NCU_DIR / raw}" "$log"; exit 0; fi\n'
         'if [ -n "$out" ]; then : > "$out.ncu-rep"; exit 0; fi\n'
-        f'cat "{NCU_DIR / "ncu_source.csv"}"\n',
+        f'cat "{NCU_DIR / source}"\n',
     )
 
 
@@ -501,3 +503,28 @@ def test_reports_show_per_kernel_rows_ncu_rows_and_verdicts():
     page = render_html(comparison)
     assert "<h3>Per kernel (GPU time per call, CUPTI)</h3>" in page and "<h3>Nsight Compute" in page
     assert "1.2 GB/s" in page and "long_scoreboard 3.25" in page and "the slowdown comes with more spill" in page
+
+
+def test_cli_tables_show_kernels_ncu_rows_spill_counts_and_verdicts(tmp_path, gpu_path):
+    from rich.console import Console
+
+    from cutediff_tui.render_bench import bench_tables
+
+    _ncu_replay(gpu_path, raw="ncu_local_raw.csv", source="ncu_local_source.csv")
+    recipe = _recipe(tmp_path)
+    envs = (standin_env(tmp_path / "a"), standin_env(tmp_path / "b"))
+    cfg = BenchConfig(
+        rounds=2, warmup=0, iters=4, entry=recipe.bench, params={"slow_bwd": False},
+        side_params=({}, {"slow_bwd": True}), recipe=recipe.name, mode="call", profile=True,
+    )  # fmt: skip
+    result = run_bench(envs, cfg, recipe=recipe)
+    result["sides"] = {"a": {"label": "4.8.0"}, "b": {"label": "4.8.0"}}
+    console = Console(record=True, width=200)
+    for renderable in bench_tables(result):
+        console.print(renderable)
+    text = console.export_text()
+    assert "pair on stand-in" not in text and "on NVIDIA H200: A 4.8.0 vs B 4.8.0" in text
+    assert "per kernel (GPU time per call, CUPTI)" in text and "FlashAttentionBackwardSm90" in text
+    assert "Nsight Compute (--clock-control none)" in text and "local load bytes" in text
+    assert "63,590,400" in text and "side A LDL/STL executed" in text and "65,536/65,536" in text
+    assert "• FlashAttentionBackwardSm90: +30.0%" in text
