@@ -20,7 +20,7 @@ from ..gpu import arch_family, local_gpu
 from ..recipes import RecipeInfo
 from ..toolchain import Env
 from .shapes import Shape
-from .stats import DEFAULT_TOLERANCE, compare_samples
+from .stats import DEFAULT_TOLERANCE, compare_samples, summarize
 
 Listener = Callable[[dict], None]
 SUPPORTED_FAMILIES = (90, 100, 110, 120)
@@ -250,43 +250,6 @@ class BenchConfig:
     def labels(self) -> list[str]:
         return [s.label for s in self.shapes] if self.shapes else [self.label()]
 
-    def to_json(self) -> dict:
-        return {
-            "shapes": [s.to_json() for s in self.shapes],
-            "mode": self.mode,
-            "rounds": self.rounds,
-            "warmup": self.warmup,
-            "iters": self.iters,
-            "l2_flush": self.l2_flush,
-            "tolerance": self.tolerance,
-            "entry": self.entry,
-            "params": self.params,
-            "side_params": list(self.side_params),
-            "kernels": self.kernels,
-            "profile": self.profile,
-            "kernel_filter": self.kernel_filter,
-            "recipe": self.recipe,
-            "profile_dir": self.profile_dir,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> BenchConfig:
-        shapes = tuple(
-            Shape(s["total"], s["heads"], s["docs"], s["hdim"], s["causal"], s["dtype"]) for s in d.get("shapes", ())
-        )
-        keys = ("mode", "rounds", "warmup", "iters", "l2_flush", "tolerance", "entry", "params", "kernels")
-        kw = {k: d[k] for k in keys if k in d}
-        sp = d.get("side_params") or [{}, {}]
-        return cls(
-            shapes=shapes,
-            side_params=(dict(sp[0]), dict(sp[1])),
-            profile=bool(d.get("profile")),
-            kernel_filter=d.get("kernel_filter"),
-            recipe=d.get("recipe", "fa4-fwdbwd"),
-            profile_dir=d.get("profile_dir"),
-            **kw,
-        )
-
 
 def _expect(worker: SideWorker, want: str) -> dict:
     ev = worker.next_event()
@@ -332,8 +295,6 @@ def kernel_rows(ka: dict[str, dict], kb: dict[str, dict], tolerance: float) -> l
         if a and b and a["ms"] and b["ms"]:
             row.update(compare_samples(a["ms"], b["ms"], tolerance))
         else:
-            from .stats import summarize
-
             row.update(
                 {
                     "a": summarize(a["ms"]).to_json() if a and a["ms"] else None,
