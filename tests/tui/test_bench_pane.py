@@ -115,6 +115,8 @@ def _profiled_result() -> dict:
     from cutediff_tui.core.bench.explain import explain
 
     result["verdicts"] = explain(result)
+    row["host_ms"] = {"a": 1.151, "b": 1.149}
+    result["remote"] = {"scheduler": "tcp://10.0.0.7:8786", "host": "gpu-box"}
     return result
 
 
@@ -136,6 +138,7 @@ async def test_per_kernel_rows_profile_and_spill_counts_are_shown(make_app, comp
         assert "0 → 1.2 GB/s" in text and "long_scoreboard 3.2" in text
         assert "side B FlashAttentionForwardSm100 STL" in text and "executed 4,096" in text
         assert "the slowdown comes with more spill traffic on side B" in text
+        assert "on Dask worker gpu-box (tcp://10.0.0.7:8786)" in text and "8192x32h/4 1.151/1.149" in text
 
 
 def test_spill_instructions_show_their_execution_counts_in_the_sass_pane(comparison):

@@ -95,6 +95,15 @@ def detail_lines(result: dict, comparison: dict) -> list[tuple[str, str]]:
     from cutediff_tui.core.bench.explain import fmt_rate
 
     out: list[tuple[str, str]] = []
+    gpu = result.get("gpu_before") or result.get("gpu") or {}
+    remote = result.get("remote")
+    if remote:
+        where = f"{gpu.get('name', '?')} on Dask worker {remote.get('host')} ({remote.get('scheduler')})"
+        out.append((f"measured on {where}\n", "$text-muted"))
+    hosts = [(c["shape"]["label"], c["host_ms"]) for c in result.get("shapes", []) if c.get("host_ms")]
+    if hosts:
+        text = ", ".join(f"{label} {h['a']:.3f}/{h['b']:.3f}" for label, h in hosts)
+        out.append((f"host wall ms per call A/B: {text}\n", "$text-muted"))
     kernels = [(c["shape"]["label"], k) for c in result.get("shapes", []) for k in c.get("kernels") or []]
     if kernels:
         out.append(
