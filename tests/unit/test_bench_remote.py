@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cutediff_tui.core.bench.plan import BenchPlan
-from cutediff_tui.core.bench.remote import _land, _ship, gpu_workers, run_remote
+from cutediff_tui.core.bench.remote import gpu_workers, land_files, run_remote, ship_files
 from cutediff_tui.core.bench.runner import BenchConfig
 from cutediff_tui.core.errors import CutediffError
 from cutediff_tui.core.recipes import get_recipe
@@ -47,9 +47,9 @@ def _cluster(**worker_kw):
 
 def test_recipe_file_travels_as_text(tmp_path):
     plan = _plan()
-    files = _ship(plan)
+    files = ship_files(plan)
     assert list(files) == [str(LOCAL_ARRAY.resolve())] and "def bench(ctx)" in files[str(LOCAL_ARRAY.resolve())]
-    landed = _land(plan, files, tmp_path)
+    landed = land_files(plan, files, tmp_path)
     assert landed.recipe.bench == f"{tmp_path / 'local_array.py'}:bench" == landed.cfg.entry
     assert landed.recipe.entry == f"{tmp_path / 'local_array.py'}:local_array"
     assert (tmp_path / "local_array.py").read_text() == LOCAL_ARRAY.read_text()

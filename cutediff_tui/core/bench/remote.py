@@ -19,7 +19,7 @@ from .plan import BenchPlan, run_local
 CONNECT_TIMEOUT = 10
 
 
-def _ship(plan: BenchPlan) -> dict[str, str]:
+def ship_files(plan: BenchPlan) -> dict[str, str]:
     """The files a file recipe needs, by their paths here."""
     r = plan.recipe
     if r.kind != "file" or not r.path:
@@ -27,7 +27,7 @@ def _ship(plan: BenchPlan) -> dict[str, str]:
     return {p: Path(p).read_text() for p in (r.path, *r.source_files) if Path(p).is_file()}
 
 
-def _land(plan: BenchPlan, files: dict[str, str], root: Path) -> BenchPlan:
+def land_files(plan: BenchPlan, files: dict[str, str], root: Path) -> BenchPlan:
     """Write shipped recipe files under ``root`` (one folder, by base name) and point the plan at them."""
     if not files:
         return plan
@@ -59,7 +59,7 @@ def bench_task(plan: BenchPlan, files: dict[str, str], wheelhouse: str | None) -
     try:
         check_gpu(plan.recipe)  # before any environment is built on a machine that cannot run it
         with tempfile.TemporaryDirectory(prefix="cutediff-remote-") as tmp:
-            here = _land(plan, files, Path(tmp))
+            here = land_files(plan, files, Path(tmp))
             result = run_local(here, wheelhouse=Path(wheelhouse) if wheelhouse else None)
     except CutediffError as exc:
         return {"error": exc.sentence(), "host": socket.gethostname()}
@@ -97,7 +97,12 @@ def run_remote(address: str, plan: BenchPlan, progress=lambda _m: None, *, wheel
             )
         progress(f"bench submitted to {address} (GPU workers: {', '.join(workers)})")
         fut = client.submit(
-            bench_task, plan, _ship(plan), str(wheelhouse) if wheelhouse else None, resources={"GPU": 1}, pure=False
+            bench_task,
+            plan,
+            ship_files(plan),
+            str(wheelhouse) if wheelhouse else None,
+            resources={"GPU": 1},
+            pure=False,
         )
         try:
             result = fut.result()
