@@ -197,8 +197,8 @@ def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
     log = err.get("traceback", "")
     if "CudaDriverDependency" in typ or "CudaDriverDependency" in log:
         return CompileError(
-            f"Side {side}: this DSL version loads the CUDA driver when imported ({typ}), and this machine has none.",
-            "Compile with DSL 4.5 or newer, or run on a machine with an NVIDIA driver.",
+            f"Side {side}: this DSL version asked for a CUDA driver ({typ}) at a point cutediff's shims do not cover.",
+            "Compile with DSL 4.4 or newer, or run on a machine with an NVIDIA driver (docs/toolchains.md lists what each release needs).",
             log,
         )
     if stage == "import":
