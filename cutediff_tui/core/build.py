@@ -201,6 +201,9 @@ def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
             "Compile with DSL 4.4 or newer, or run on a machine with an NVIDIA driver (docs/toolchains.md lists what each release needs).",
             log,
         )
+    missing = err.get("missing_module")
+    if missing:
+        return _missing_module(side, recipe, missing, stage, log)
     if stage == "import":
         return CompileError(
             f"Side {side}: the DSL failed to import ({typ}: {msg}).",
@@ -222,6 +225,42 @@ def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
     return CompileError(
         f"Side {side}: recipe {recipe.name} failed while compiling ({typ}: {msg}).",
         "The full log is kept; run with --debug to see the traceback.",
+        log,
+    )
+
+
+#: Pins to suggest for a package a toolchain lacks (known-good with the FA4 sample).
+SUGGESTED_PINS = {
+    "triton": "triton==3.5.0",
+    "quack-kernels": "quack-kernels==0.4.1",
+    "flash-attn-4": "flash-attn-4==4.0.0b16",
+}
+
+
+def _missing_module(side: str, recipe: RecipeInfo, module: str, stage: str | None, log: str) -> CompileError:
+    """One sentence for ``No module named X``: which package is missing and the pin that supplies it."""
+    from .recipes.stubs import pin_for_missing
+
+    dist = pin_for_missing(module)
+    where = "the DSL" if stage == "import" else f"recipe {recipe.name}"
+    if dist is None:
+        return CompileError(
+            f"Side {side}: {where} imports the module {module!r}, which no package in this toolchain provides.",
+            "Pin the package that provides it with --with NAME==VERSION (cutediff env list shows what is installed).",
+            log,
+        )
+    if dist in ("torch", "nvidia-cutlass-dsl"):
+        return CompileError(
+            f"Side {side}: {where} needs {dist} (module {module!r}), which the Python running cutediff lacks.",
+            "Install torch (a CPU build is enough) into the Python that runs cutediff."
+            if dist == "torch"
+            else "Check the toolchain environment (cutediff env remove VERSION, then run again).",
+            log,
+        )
+    pin = SUGGESTED_PINS.get(dist, f"{dist}==VERSION")
+    return CompileError(
+        f"Side {side}: {where} needs the package {dist} (module {module!r}), which this toolchain does not install.",
+        f"Add it to the side, e.g. --with {pin} (or VERSION,{pin} for one side).",
         log,
     )
 

@@ -217,6 +217,26 @@ class Recorder:
         return result
 
 
+def run_recipe(func: Any, ctx: Any, state: dict) -> None:
+    """Run the recipe; when it stops at the import of a compile-time-only package (triton, which
+    quack-kernels >= 0.5 imports at module level, on the quack and the FA4 paths alike) before any
+    compile, put the stand-in in place, forget the half-imported kernel packages and run it again."""
+    from cutediff_tui.core.recipes.stubs import COMPILE_ONLY
+    from cutediff_tui.core.recipes.stubs import install as install_stubs
+
+    try:
+        func(ctx)
+        return
+    except ModuleNotFoundError as exc:
+        root = (exc.name or "").split(".")[0]
+        if root not in COMPILE_ONLY or state["compiles"] or install_stubs(ctx.note) is None:
+            raise
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("flash_attn", "quack", *COMPILE_ONLY):
+            del sys.modules[name]
+    func(ctx)
+
+
 def load_entry(entry: str):
     module, _, func = entry.partition(":")
     if module.endswith(".py") or os.sep in module:
@@ -295,7 +315,7 @@ def run(request: dict) -> int:
         ctx = RecipeContext(arch=arch, params=request.get("params", {}), num_sms=int(request["num_sms"]))
         func = load_entry(request["recipe_entry"])
         t0 = time.monotonic()
-        func(ctx)
+        run_recipe(func, ctx, state)
         manifest["recipe_seconds"] = round(time.monotonic() - t0, 3)
         manifest["shims"] = [*manifest["shims"], *FIRED]
         manifest["notes"] = ctx.notes
@@ -308,6 +328,7 @@ def run(request: dict) -> int:
             "dsl_version": dsl_version,
             "compiles_done": len(state["compiles"]),
             "shims": [*manifest.get("shims", []), *FIRED],
+            "missing_module": getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None,
         }
         (out / "error.json").write_text(json.dumps(err, indent=1))
         emit("error", **{k: err[k] for k in ("stage", "type", "message")})
