@@ -10,7 +10,7 @@ from pathlib import Path
 from .analysis_pipeline import _cache_for, dumps
 from .locking import atomic_write
 
-ARTIFACTS = ("kernel.ptx", "kernel.cubin", "kernel.mlir")
+ARTIFACTS = ("kernel.ptx", "kernel.cubin", "kernel.mlir", "kernel.sass")
 TEXTS = ("sass.txt", "sass_g.txt", "lrm.txt", "res.txt")
 
 
