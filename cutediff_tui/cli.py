@@ -116,6 +116,12 @@ def recipe_options(func):
             default=None,
             help="DSL libraries flavour (default: as the host torch).",
         ),
+        click.option(
+            "--python",
+            "python",
+            default=None,
+            help="Python for DSL versions with no wheel for this one (default: one uv finds, e.g. 3.12 for 4.0/4.1).",
+        ),
         click.option("--varlen/--batched", default=None, help="Packed variable-length or fixed-length batches."),
         click.option("--causal/--no-causal", default=None, help="Causal mask."),
         click.option("--hdim", type=int, default=None),
@@ -173,7 +179,8 @@ def build_options(a: str, b: str, kw: dict[str, Any]):
 
     State.debug = bool(kw.get("debug"))
     cuda = int(kw["cuda"]) if kw.get("cuda") else None
-    specs = (parse_side(a, kw.get("with_", ()), cuda), parse_side(b, kw.get("with_", ()), cuda))
+    python = kw.get("python")
+    specs = (parse_side(a, kw.get("with_", ()), cuda, python), parse_side(b, kw.get("with_", ()), cuda, python))
     recipe = get_recipe(kw["kernel"], search=[p for s in specs for p in s.local_paths()])
     given = {k: kw.get(k) for k in PARAM_KEYS}
     for item in kw.get("extra_params", ()):

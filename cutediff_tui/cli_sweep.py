@@ -167,6 +167,7 @@ def bisect(
         profile=opts.profile,
         pins=tuple(kw.get("with_") or ()),
         cuda=spec.cuda,
+        python=kw.get("python"),
         wheelhouse=str(opts.wheelhouse) if opts.wheelhouse else None,
         timeout=opts.timeout,
         use_cache=opts.use_cache,

@@ -81,7 +81,7 @@ class BuildRequest:
             "smem": self.profile.smem_per_block,
             "lineinfo": self.lineinfo,
             "remarks": self.remarks,
-            "python": sys.version_info[:2],
+            "python": self.env.spec.python or sys.version_info[:2],
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
@@ -419,7 +419,7 @@ def _run_worker(
     what = "line-info build" if req.lineinfo else "build"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cutediff_tui.core.worker", str(out / "request.json")],
+            [req.env.spec.executable, "-m", "cutediff_tui.core.worker", str(out / "request.json")],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

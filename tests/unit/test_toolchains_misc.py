@@ -161,3 +161,51 @@ def test_cuobjdump_sass_text_is_split_per_function():
 def test_sass_text_without_instructions_is_refused():
     with pytest.raises(CutediffError, match="holds no instruction"):
         sass_text.normalise("just a log line\n")
+
+
+def _index(tmp_path, monkeypatch, pythons: dict) -> None:
+    import json
+    import time
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    f = tmp_path / "cache" / "index" / "nvidia-cutlass-dsl.json"
+    f.parent.mkdir(parents=True)
+    f.write_text(json.dumps({"time": time.time(), "versions": sorted(pythons), "pythons": pythons}))
+
+
+def test_wheel_tags_from_the_index_listing():
+    from cutediff_tui.core.toolchain import _wheel_pythons, runs_on
+
+    data = {
+        "files": [
+            {"filename": "nvidia_cutlass_dsl-4.0.0-cp312-cp312-manylinux_2_28_x86_64.whl"},
+            {"filename": "nvidia_cutlass_dsl-4.2.0-cp311-cp311-manylinux_2_28_x86_64.whl"},
+            {"filename": "nvidia_cutlass_dsl-4.5.1-py3-none-manylinux_2_28_x86_64.whl"},
+            {"filename": "nvidia_cutlass_dsl-4.5.1.tar.gz"},
+        ]
+    }
+    tags = _wheel_pythons(data)
+    assert tags == {"4.0.0": ["cp312"], "4.2.0": ["cp311"], "4.5.1": ["py3"]}
+    assert not runs_on(tags["4.0.0"], "3.11") and runs_on(tags["4.0.0"], "3.12") and runs_on(tags["4.5.1"], "3.11")
+
+
+def test_a_version_needing_another_python_gets_one_sentence(tmp_path, monkeypatch):
+    from cutediff_tui.core.errors import ToolchainError
+    from cutediff_tui.core.toolchain import ToolchainSpec, python_tag, resolve_python
+
+    other = "cp399"  # a Python no machine has: uv finds none
+    _index(tmp_path, monkeypatch, {"4.0.0": [other], "4.5.1": ["py3"]})
+    spec = ToolchainSpec("4.5.1")
+    assert resolve_python(spec) is spec
+    with pytest.raises(ToolchainError) as e:
+        resolve_python(ToolchainSpec("4.0.0"))
+    assert e.value.sentence().startswith(
+        f"CuTe DSL 4.0.0 publishes wheels only for Python 3.99, and this machine has none (cutediff runs on Python {python_tag()})."
+    )
+    assert "--python PATH" in e.value.hint
+    with pytest.raises(ToolchainError, match=r"--python .* is Python 3\.\d+"):
+        resolve_python(ToolchainSpec("4.0.0", python=sys.executable))
+    with pytest.raises(ToolchainError, match="is not a Python interpreter"):
+        from cutediff_tui.core.toolchain import parse_side
+
+        parse_side("4.0.0", python=str(tmp_path / "no-python"))
