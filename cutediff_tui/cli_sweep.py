@@ -180,6 +180,8 @@ def bisect(
         f"{opts.profile.arch}: at most {bisect_bound(len(versions), jobs)} builds in "
         f"{bisect_rounds(len(versions), jobs)} rounds after the ends, without untestable versions"
     )
+    if plan_over is None or plan_over.kind != "package":
+        needs_line(versions if plan_over is None else [toolchain.split(",")[0]], progress)  # type: ignore[union-attr]
     if jobs > 1:
         from .core.executors import make_executor
 
@@ -203,6 +205,15 @@ def bisect(
             )
     if tui:
         open_bisect(result, progress)
+
+
+def needs_line(versions: list[str], progress) -> None:
+    """One progress line naming the DSL versions that need a shim or another Python here."""
+    from .core.toolchain import version_needs
+
+    needs = [(v, n) for v in versions if (n := version_needs(v))]
+    if needs:
+        progress("versions that need more here: " + "; ".join(f"{v} ({n})" for v, n in needs))
 
 
 def _shown(result: dict, v: str) -> str:
@@ -412,6 +423,7 @@ def sweep(
     )
     plan.command = "cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:])
     progress = progress_printer(quiet)
+    needs_line([t.split(",")[0].strip() for t in toolchains], progress)
     try:
         with make_executor(executor or ("dask" if scheduler else "local"), jobs=jobs, address=scheduler) as ex:
             d = ex.describe()

@@ -850,3 +850,30 @@ def download_env(
         return final_lock
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def version_needs(version: str, short: bool = False) -> str | None:
+    """What DSL ``version`` needs to compile on a machine without a GPU driver (from the cached
+    index listing only: no network); None when it runs as it is; ``short`` for a list entry.
+    Measured on this project's CPU-only machine: docs/toolchains.md."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return None
+    notes = []
+    try:
+        tags = json.loads(_index_cache(DSL_PACKAGE).read_text()).get("pythons", {}).get(version)
+    except (OSError, ValueError, AttributeError):
+        tags = None
+    if tags and not runs_on(tags, python_tag()):
+        wanted = ", ".join(sorted({f"{t[2]}.{t[3:]}" for t in tags if re.match(r"^cp3\d+$", t)}))
+        notes.append(f"Python {wanted}" if short else f"needs Python {wanted} (--python), no wheel for {python_tag()}")
+    if v < Version("4.3"):
+        notes.append("too old" if short else "lacks cute.sym_int and fake tensors: the samples and FA4 cannot compile")
+    elif v < Version("4.4"):
+        notes.append("2 shims" if short else "shims: driver check and JIT lookup skipped")
+    elif v < Version("4.5"):
+        notes.append("shim" if short else "shim: driver check skipped")
+    return ("; " if not short else ", ").join(notes) or None
