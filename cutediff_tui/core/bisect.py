@@ -376,7 +376,7 @@ def run_bisect(
             else "Pick a --bad version where the metric is true, or check the metric and --kernel-filter.",
         )
     while True:
-        batch = _next_probes(lo, hi, steps, max(1, plan.jobs))
+        batch = next_probes(lo, hi, steps, max(1, plan.jobs))
         if not batch:
             break
         test_all(batch)
@@ -440,7 +440,7 @@ def _remaining(lo: int, hi: int) -> int:
     return max(0, hi - lo - 1)
 
 
-def _next_probes(lo: int, hi: int, steps: dict[int, Step], k: int) -> list[int]:
+def next_probes(lo: int, hi: int, steps: dict[int, Step], k: int) -> list[int]:
     """Up to ``k`` untried versions that cut (lo, hi) into k + 1 parts, nearest the cut points."""
     if k <= 1:
         one = _next_probe(lo, hi, steps)

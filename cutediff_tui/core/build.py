@@ -190,7 +190,7 @@ def _kernel_dirs(path: Path) -> list[Path]:
     return sorted(p for p in kd.iterdir() if (p / "kernel.cubin").is_file()) if kd.is_dir() else []
 
 
-def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
+def describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
     msg = err.get("message", "")
     typ = err.get("type", "Error")
     stage = err.get("stage")
@@ -472,7 +472,7 @@ def _run_worker(
     if rc != 0:
         err = _read_json(out / "error.json")
         if err is not None:
-            exc = _describe_failure(err, side, req.recipe)
+            exc = describe_failure(err, side, req.recipe)
             # the worker's output, then its traceback (which only error.json holds)
             exc.log = "\n".join(
                 x for x in (log_path.read_text(errors="replace").strip(), err.get("traceback", "")) if x

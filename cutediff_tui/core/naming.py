@@ -52,11 +52,11 @@ def demangle(symbols: list[str]) -> dict[str, str]:
                 return out
         except (OSError, subprocess.TimeoutExpired):
             pass
-    out.update({m: _plain_name(m) for m in mangled})
+    out.update({m: plain_name(m) for m in mangled})
     return out
 
 
-def _plain_name(symbol: str) -> str:
+def plain_name(symbol: str) -> str:
     """``_Z5lightPffi`` → ``light``, ``_ZN2ns6kernelEv`` → ``ns::kernel`` (no parameter types)."""
     s = symbol[2:]
     nested = s.startswith("N")

@@ -302,7 +302,7 @@ def published_versions(package: str = DSL_PACKAGE, *, max_age: float = 6 * 3600,
         with urllib.request.urlopen(req, timeout=15) as resp:
             data = json.loads(resp.read())
         versions = [v for v in data.get("versions", []) if not _yanked_only(data, v)]
-        pythons = _wheel_pythons(data)
+        pythons = wheel_tags(data)
     except Exception:
         if cached is not None:
             return cached
@@ -318,7 +318,7 @@ def published_versions(package: str = DSL_PACKAGE, *, max_age: float = 6 * 3600,
     return versions
 
 
-def _wheel_pythons(data: dict) -> dict[str, list[str]]:
+def wheel_tags(data: dict) -> dict[str, list[str]]:
     """version → the Python tags of its wheels (``cp312``, ``py3``), from the index's file list."""
     out: dict[str, set[str]] = {}
     for f in data.get("files", []):

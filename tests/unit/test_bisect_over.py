@@ -14,12 +14,12 @@ import pytest
 from cutediff_tui.core.bisect import (
     BisectPlan,
     Over,
-    _next_probes,
     bisect_bound,
     bisect_rounds,
     candidate_versions,
     git_over,
     git_versions,
+    next_probes,
     run_bisect,
 )
 from cutediff_tui.core.errors import CutediffError
@@ -69,9 +69,9 @@ def test_rounds_are_log_base_k_plus_one(n, k):
 
 
 def test_k_probes_cut_the_range_into_k_plus_one_parts():
-    assert _next_probes(0, 20, {}, 2) == [7, 13]
-    assert _next_probes(0, 20, {}, 3) == [5, 10, 15]
-    assert _next_probes(0, 3, {}, 4) == [1, 2]  # fewer open versions than workers
+    assert next_probes(0, 20, {}, 2) == [7, 13]
+    assert next_probes(0, 20, {}, 3) == [5, 10, 15]
+    assert next_probes(0, 3, {}, 4) == [1, 2]  # fewer open versions than workers
 
 
 VS = [f"1.{i}" for i in range(21)]
@@ -88,7 +88,7 @@ def test_parallel_bisect_on_a_process_pool(tmp_path, monkeypatch, first_bad):
     plan = BisectPlan(VS, base, parse_metric("spill_store_bytes>0", predicate=True), jobs=2)
     with LocalExecutor(2, fn=table_probe.run) as ex:
         res = run_bisect(plan, executor=ex)
-    expect = VS[first_bad] if first_bad != 6 else None
+    expect = VS[first_bad]
     assert res["first_bad"] == expect
     assert res["last_good"] == VS[first_bad - 1]
     assert res["jobs"] == 2

@@ -12,9 +12,9 @@ import pytest
 
 from cutediff_tui.core import sass_text
 from cutediff_tui.core.analysis_pipeline import pair_by_hashless
-from cutediff_tui.core.build import _describe_failure
+from cutediff_tui.core.build import describe_failure
 from cutediff_tui.core.errors import CutediffError
-from cutediff_tui.core.naming import _plain_name, demangle, without_hash
+from cutediff_tui.core.naming import demangle, plain_name, without_hash
 from cutediff_tui.core.recipes import get_recipe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +107,7 @@ def test_no_stand_in_for_other_missing_modules_or_after_a_compile():
 def test_missing_module_sentence_names_the_package_and_pin(module, stage, expect):
     err = {"stage": stage, "type": "ModuleNotFoundError", "message": f"No module named '{module}'"}
     err["missing_module"] = module
-    exc = _describe_failure(err, "B", get_recipe("fa4-fwd"))
+    exc = describe_failure(err, "B", get_recipe("fa4-fwd"))
     assert expect in str(exc), str(exc)
     assert "flash-attn-4" not in exc.hint or module.startswith("flash")  # never the wrong way round
     if module == "triton":
@@ -118,7 +118,7 @@ def test_demangle_and_plain_names():
     names = demangle(["_Z5lightPffi", "heavy", "_ZN2ns6kernelEv"])
     assert names["heavy"] == "heavy"
     assert names["_Z5lightPffi"] in ("light(float*, float, int)", "light")
-    assert _plain_name("_ZN2ns6kernelEv") == "ns::kernel" and _plain_name("_Z5lightPffi") == "light"
+    assert plain_name("_ZN2ns6kernelEv") == "ns::kernel" and plain_name("_Z5lightPffi") == "light"
 
 
 def test_hash_suffixes_set_aside_for_pairing():
@@ -174,7 +174,7 @@ def _index(tmp_path, monkeypatch, pythons: dict) -> None:
 
 
 def test_wheel_tags_from_the_index_listing():
-    from cutediff_tui.core.toolchain import _wheel_pythons, runs_on
+    from cutediff_tui.core.toolchain import runs_on, wheel_tags
 
     data = {
         "files": [
@@ -184,7 +184,7 @@ def test_wheel_tags_from_the_index_listing():
             {"filename": "nvidia_cutlass_dsl-4.5.1.tar.gz"},
         ]
     }
-    tags = _wheel_pythons(data)
+    tags = wheel_tags(data)
     assert tags == {"4.0.0": ["cp312"], "4.2.0": ["cp311"], "4.5.1": ["py3"]}
     assert not runs_on(tags["4.0.0"], "3.11") and runs_on(tags["4.0.0"], "3.12") and runs_on(tags["4.5.1"], "3.11")
 
