@@ -852,6 +852,26 @@ def download_env(
         shutil.rmtree(work, ignore_errors=True)
 
 
+_TAG_MEMO: dict[tuple[str, float], dict] = {}
+
+
+def _cached_tags() -> dict[str, list[str]]:
+    """The DSL's wheel tags from the cached index listing, read once per change of the file."""
+    path = _index_cache(DSL_PACKAGE)
+    try:
+        key = (str(path), path.stat().st_mtime)
+    except OSError:
+        return {}
+    if key not in _TAG_MEMO:
+        try:
+            data = json.loads(path.read_text())
+            _TAG_MEMO.clear()
+            _TAG_MEMO[key] = (data.get("pythons") or {}) if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+    return _TAG_MEMO[key]
+
+
 def version_needs(version: str, short: bool = False) -> str | None:
     """What DSL ``version`` needs to compile on a machine without a GPU driver (from the cached
     index listing only: no network); None when it runs as it is; ``short`` for a list entry.
@@ -863,10 +883,7 @@ def version_needs(version: str, short: bool = False) -> str | None:
     except InvalidVersion:
         return None
     notes = []
-    try:
-        tags = json.loads(_index_cache(DSL_PACKAGE).read_text()).get("pythons", {}).get(version)
-    except (OSError, ValueError, AttributeError):
-        tags = None
+    tags = _cached_tags().get(version)
     if tags and not runs_on(tags, python_tag()):
         wanted = ", ".join(sorted({f"{t[2]}.{t[3:]}" for t in tags if re.match(r"^cp3\d+$", t)}))
         notes.append(f"Python {wanted}" if short else f"needs Python {wanted} (--python), no wheel for {python_tag()}")
