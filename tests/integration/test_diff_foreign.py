@@ -146,3 +146,19 @@ def test_an_unpaired_kernel_gets_one_sentence(builds, tmp_path):
     lines = [ln for ln in proc.stderr.splitlines() if "only in side" in ln]
     assert len(lines) == 1 and "Kernel heavy is only in side A" in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_names_differing_only_in_a_hash_suffix_are_paired_and_reported(builds, tmp_path):
+    d = builds["dir"]
+    a_txt, b_txt = tmp_path / "a.sass", tmp_path / "b.sass"
+    a_txt.write_text(tools.disassemble(d / "a.cubin").replace("heavy", "heavy_3f9a2c1b"))
+    b_txt.write_text(tools.disassemble(d / "b.cubin").replace("heavy", "heavy_77aa00ff"))
+    proc = diff([str(a_txt), str(b_txt), "--json", "-"], tmp_path / "cache")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = json.loads(proc.stdout)
+    (k,) = [k for k in r["kernels"] if k["name"].startswith("heavy")]
+    assert k["a"] and k["b"] and k["name_b"] == "heavy_77aa00ff"
+    assert k["paired_by"] == "heavy_3f9a2c1b (side A) and heavy_77aa00ff (side B)"
+    assert k["b"]["spill_store_bytes"] > 0 == k["a"]["spill_store_bytes"]
+    lines = [ln for ln in proc.stderr.splitlines() if "hash suffix" in ln]
+    assert len(lines) == 1 and "Kernel heavy_3f9a2c1b was paired by name without its hash suffix" in lines[0]
