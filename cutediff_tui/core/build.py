@@ -219,7 +219,7 @@ def describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
         )
         return CompileError(
             f"Side {side}: recipe {recipe.name} could not import what it needs ({typ}: {msg}){tried}.",
-            f"Pin a matching version of {', '.join(recipe.needs) or 'the kernel package'} with --with, or use a DSL version it supports.",
+            _mismatch_hint(msg, recipe),
             log,
         )
     return CompileError(
@@ -227,6 +227,26 @@ def describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
         "The full log is kept; run with --debug to see the traceback.",
         log,
     )
+
+
+def _mismatch_hint(msg: str, recipe: RecipeInfo) -> str:
+    """Which pin to change for ``module 'quack.activation' has no attribute …``: the package that
+    owns the module named (not the recipe's first package, which may be the one asking for it)."""
+    import re
+
+    from .recipes.stubs import pin_for_missing
+
+    m = re.search(r"module '([\w.]+)' has no attribute", msg)
+    owner = pin_for_missing(m.group(1)) if m else None
+    if owner == "nvidia-cutlass-dsl":
+        return "The kernel package needs another DSL version: pick one it supports, or pin an older/newer kernel package with --with."
+    if owner and owner != "torch":
+        example = SUGGESTED_PINS.get(owner, f"{owner}==VERSION")
+        return (
+            f"{owner} in this toolchain lacks it: pin the {owner} release the other packages were made with "
+            f"(e.g. --with {example}), or let the resolver pick it by dropping that pin."
+        )
+    return f"Pin a matching version of {', '.join(recipe.needs) or 'the kernel package'} with --with, or use a DSL version it supports."
 
 
 #: Pins to suggest for a package a toolchain lacks (known-good with the FA4 sample).

@@ -209,3 +209,12 @@ def test_a_version_needing_another_python_gets_one_sentence(tmp_path, monkeypatc
         from cutediff_tui.core.toolchain import parse_side
 
         parse_side("4.0.0", python=str(tmp_path / "no-python"))
+
+
+def test_a_missing_attribute_names_the_package_that_owns_the_module():
+    msg = "module 'quack.activation' has no attribute 'sub_packed_f32x2'"
+    err = {"stage": "recipe", "type": "AttributeError", "message": msg}
+    exc = describe_failure(err, "A", get_recipe("fa4-fwd"))
+    assert "quack-kernels in this toolchain lacks it" in exc.hint and "--with quack-kernels==" in exc.hint
+    err["message"] = "module 'cutlass.cute' has no attribute 'sym_int'"
+    assert "another DSL version" in describe_failure(err, "A", get_recipe("fa4-fwd")).hint
