@@ -126,6 +126,12 @@ def recipe_options(func):
             default=None,
             help="DSL libraries flavour (default: as the host torch).",
         ),
+        click.option(
+            "--python",
+            "python",
+            default=None,
+            help="Python for DSL versions with no wheel for this one (default: one uv finds, e.g. 3.12 for 4.0/4.1).",
+        ),
         click.option("--varlen/--batched", default=None, help="Packed variable-length or fixed-length batches."),
         click.option("--causal/--no-causal", default=None, help="Causal mask."),
         click.option("--hdim", type=int, default=None),
@@ -183,7 +189,8 @@ def build_options(a: str, b: str, kw: dict[str, Any]):
 
     State.debug = bool(kw.get("debug"))
     cuda = int(kw["cuda"]) if kw.get("cuda") else None
-    specs = (parse_side(a, kw.get("with_", ()), cuda), parse_side(b, kw.get("with_", ()), cuda))
+    python = kw.get("python")
+    specs = (parse_side(a, kw.get("with_", ()), cuda, python), parse_side(b, kw.get("with_", ()), cuda, python))
     recipe = get_recipe(kw["kernel"], search=[p for s in specs for p in s.local_paths()])
     given = {k: kw.get(k) for k in PARAM_KEYS}
     for item in kw.get("extra_params", ()):
@@ -430,10 +437,24 @@ def emit_comparison(
 @click.option(
     "--allow-arch-mismatch", is_flag=True, help="Compare cubins built for different GPU architectures (figures only)."
 )
+@click.option("--label-a", default=None, help="Name of side A in tables and reports (default: its file name).")
+@click.option("--label-b", default=None, help="Name of side B in tables and reports (default: its file name).")
+@click.option("--tui", is_flag=True, help="Open the result in the TUI.")
 @click.option("--debug", is_flag=True)
 @guarded
-def diff(path_a: Path, path_b: Path, json_out: str | None, allow_arch_mismatch: bool, debug: bool) -> None:
-    """Analyse existing artifacts, no compile: a .cubin, a .ptx or a CUTE_DSL_DUMP_DIR folder per side."""
+def diff(
+    path_a: Path,
+    path_b: Path,
+    json_out: str | None,
+    allow_arch_mismatch: bool,
+    label_a: str | None,
+    label_b: str | None,
+    tui: bool,
+    debug: bool,
+) -> None:
+    """Analyse existing artifacts, no compile: per side a .cubin (any compiler; several kernels are
+    split per function and paired by symbol), a .ptx, SASS text (.sass: nvdisasm, cuobjdump -sass,
+    Compiler Explorer) or a folder of them (CUTE_DSL_DUMP_DIR, Triton cache)."""
     State.debug = State.debug or debug
     from .core.analysis_pipeline import dumps
     from .core.artifacts_diff import diff_paths
@@ -448,6 +469,7 @@ def diff(path_a: Path, path_b: Path, json_out: str | None, allow_arch_mismatch: 
         command="cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:]),
         allow_arch_mismatch=allow_arch_mismatch,
         warn=warn,
+        labels=(label_a, label_b),
     )
     if json_out == "-":
         sys.stdout.write(dumps(comparison) + "\n")
@@ -459,6 +481,10 @@ def diff(path_a: Path, path_b: Path, json_out: str | None, allow_arch_mismatch: 
     errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
     for e in side_error_lines(errors):
         err_console.print(f"[bold red]error:[/] {escape(e)}", soft_wrap=True)
+    if tui and not errors:
+        from .ui.app import CutediffApp
+
+        CutediffApp(comparison).run()
     if errors:
         sys.exit(2)
 

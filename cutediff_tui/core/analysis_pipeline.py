@@ -222,12 +222,20 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     """Metrics and listings of one compiled kernel of one side."""
     index = kdir.name
     repairs: list[str] = []
-    texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True, repairs=repairs)
+    compiles = {f"{c['index']:03d}": c for c in build.manifest.get("compiles", [])}
+    c = compiles.get(index, {})
+    function = c.get("function")  # one function of a cubin or listing that holds several
+    sass_only = not (kdir / "kernel.cubin").is_file() and (kdir / "kernel.sass").is_file()
+    if sass_only:  # SASS text given as a side: no cubin, so no resource table
+        sass = (kdir / "kernel.sass").read_text(errors="replace")
+        texts = {"sass": sass, "lrm": sass, "res": ""}
+    else:
+        texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True, repairs=repairs)
     plain = parse_sass(texts["sass"])
     live = parse_sass(texts["lrm"])
     li_listing = None
     li_res = None
-    if li_kdir is not None and li_build is not None:
+    if li_kdir is not None and li_build is not None and (li_kdir / "kernel.cubin").is_file():
         li_texts = kernel_texts(
             li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True, repairs=repairs
         )
@@ -235,7 +243,8 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
         li_res = li_texts["res"]
     listing = merge_sass(plain, li_listing, live)
     sources = shorten_paths(listing)
-    func = _entry(listing)
+    func = next((f for f in listing.functions if f.name == function), None) if function else None
+    func = func or _entry(listing)
     symbol = func.name
     metrics: dict[str, Any] = {"symbol": symbol, "sources": sources}
     if repairs:
@@ -259,7 +268,7 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     ptx_budgets = None
     if ptx_text is not None:
         mod = parse_ptx(ptx_text)
-        entry = max(mod.entries, key=lambda e: len(e.instrs)) if mod.entries else None
+        entry = _ptx_entry(ptx_text, symbol)
         metrics["ptx"] = {
             "version": mod.version,
             "target": mod.target,
@@ -278,9 +287,9 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     metrics["local_loads"], metrics["local_load_bytes"] = mem.total("local", "load")
     metrics["local_stores"], metrics["local_store_bytes"] = mem.total("local", "store")
     metrics["budgets"] = budgets.sass_register_budgets(func, ptx_budgets).to_json()
-    metrics["cubin_toolchain"] = cubin_toolchain((kdir / "kernel.cubin").read_bytes())
-    compiles = {f"{c['index']:03d}": c for c in build.manifest.get("compiles", [])}
-    c = compiles.get(index, {})
+    metrics["cubin_toolchain"] = None if sass_only else cubin_toolchain((kdir / "kernel.cubin").read_bytes())
+    if sass_only:
+        metrics["spill_source"] += "; registers and stack unknown (SASS text, no cubin)"
     metrics["compile_seconds"] = c.get("seconds")
     metrics["callable"] = c.get("callable")
     mine = [r for r in remarks if r.kernel is None or r.kernel == symbol or symbol.startswith(r.kernel)]
@@ -391,7 +400,7 @@ def pair_analysis(a: dict, b: dict) -> dict:
     ptx_al = None
     pa, pb = read_text(Path(a["files"]["dir"]), "kernel.ptx"), read_text(Path(b["files"]["dir"]), "kernel.ptx")
     if pa and pb:
-        ea, eb = _ptx_entry(pa), _ptx_entry(pb)
+        ea, eb = _ptx_entry(pa, a.get("symbol")), _ptx_entry(pb, b.get("symbol"))
         if ea is not None and eb is not None:
             ptx_al = alignment_summary(align_mod.align_ptx(ea, eb), top=10)
     ptx_delta = {}
@@ -444,9 +453,10 @@ def line_deltas(fa, fb, top: int = 30) -> dict:
     return {"by_instruction_delta": by_count, "by_pressure_delta": by_gpr}
 
 
-def _ptx_entry(text: str):
+def _ptx_entry(text: str, symbol: str | None = None):
     mod = parse_ptx(text)
-    return max(mod.entries, key=lambda e: len(e.instrs)) if mod.entries else None
+    named = [e for e in mod.entries if e.name == symbol]
+    return named[0] if named else max(mod.entries, key=lambda e: len(e.instrs)) if mod.entries else None
 
 
 def alignment_summary(al, top: int = 40) -> dict:
@@ -489,15 +499,21 @@ def load_listing(metrics: dict) -> SassListing:
     """Re-read a side kernel's merged listing from the disassembly cache (or the cubin)."""
     files = metrics["files"]
     kdir = Path(files["dir"])
-    cache = _cache_for(kdir)
-    texts = kernel_texts(kdir / "kernel.cubin", cache, live=True)
+    if not (kdir / "kernel.cubin").is_file() and (kdir / "kernel.sass").is_file():
+        sass = (kdir / "kernel.sass").read_text(errors="replace")
+        texts = {"sass": sass, "lrm": sass}
+    else:
+        texts = kernel_texts(kdir / "kernel.cubin", _cache_for(kdir), live=True)
     li = None
-    if files.get("lineinfo_dir"):
+    if files.get("lineinfo_dir") and (Path(files["lineinfo_dir"]) / "kernel.cubin").is_file():
         ld = Path(files["lineinfo_dir"])
         li_texts = kernel_texts(ld / "kernel.cubin", _cache_for(ld), line_info=True)
         li = parse_sass(li_texts["sass_g"])
     listing = merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"]))
     shorten_paths(listing)
+    symbol = metrics.get("symbol")
+    if symbol and len(listing.functions) > 1 and any(f.name == symbol for f in listing.functions):
+        listing.functions = [f for f in listing.functions if f.name == symbol]  # one kernel of several
     return listing
 
 
@@ -549,6 +565,8 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             for note in m.pop("_repairs", None) or []:
                 progress(f"side {s.upper()}: {note}")
                 sides[s]["repaired"].append(note)
+    fuzzy = pair_by_hashless(per_side[0][0], per_side[1][0])
+    per_side = [per_side[0], ([(fuzzy.get(n, (n,))[0], m) for n, m in per_side[1][0]], per_side[1][1])]
     names_a = [n for n, _ in per_side[0][0]]
     names_b = [n for n, _ in per_side[1][0]]
     order = names_a + [n for n in names_b if n not in names_a]
@@ -563,6 +581,10 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             "a": a,
             "b": b,
         }
+        renamed = next((v for v in fuzzy.values() if v[0] == name), None)
+        if renamed is not None and a and b:
+            entry["paired_by"] = f"{a['symbol']} (side A) and {b['symbol']} (side B)"
+            entry["name_b"] = renamed[1]
         if a and b:
             try:
                 entry.update(pair_analysis(a, b))
@@ -587,6 +609,23 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
     if opts.crosscheck:
         comparison["crosscheck"] = run_crosscheck(comparison, opts, progress)
     return comparison
+
+
+def pair_by_hashless(side_a: list[tuple[str, dict]], side_b: list[tuple[str, dict]]) -> dict[str, tuple[str, str]]:
+    """Side B kernels with no namesake on side A whose name, hash suffixes set aside, matches
+    exactly one unpaired side A kernel: B name → (A name, B name)."""
+    from .naming import without_hash
+
+    names_a = {n for n, _ in side_a}
+    names_b = {n for n, _ in side_b}
+    lone_a = [n for n, _ in side_a if n not in names_b]
+    lone_b = [n for n, _ in side_b if n not in names_a]
+    out: dict[str, tuple[str, str]] = {}
+    for nb in lone_b:
+        matches = [na for na in lone_a if without_hash(na) == without_hash(nb)]
+        if len(matches) == 1 and matches[0] not in {v[0] for v in out.values()}:
+            out[nb] = (matches[0], nb)
+    return out
 
 
 def _safe_side_kernels(o: SideOutcome, progress: Progress, side: str) -> tuple[list, str | None]:

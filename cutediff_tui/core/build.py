@@ -82,7 +82,7 @@ class BuildRequest:
             "smem": self.profile.smem_per_block,
             "lineinfo": self.lineinfo,
             "remarks": self.remarks,
-            "python": sys.version_info[:2],
+            "python": self.env.spec.python or sys.version_info[:2],
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
@@ -191,17 +191,20 @@ def _kernel_dirs(path: Path) -> list[Path]:
     return sorted(p for p in kd.iterdir() if (p / "kernel.cubin").is_file()) if kd.is_dir() else []
 
 
-def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
+def describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
     msg = err.get("message", "")
     typ = err.get("type", "Error")
     stage = err.get("stage")
     log = err.get("traceback", "")
     if "CudaDriverDependency" in typ or "CudaDriverDependency" in log:
         return CompileError(
-            f"Side {side}: this DSL version loads the CUDA driver when imported ({typ}), and this machine has none.",
-            "Compile with DSL 4.5 or newer, or run on a machine with an NVIDIA driver.",
+            f"Side {side}: this DSL version asked for a CUDA driver ({typ}) at a point cutediff's shims do not cover.",
+            "Compile with DSL 4.4 or newer, or run on a machine with an NVIDIA driver (docs/toolchains.md lists what each release needs).",
             log,
         )
+    missing = err.get("missing_module")
+    if missing:
+        return _missing_module(side, recipe, missing, stage, log)
     if stage == "import":
         return CompileError(
             f"Side {side}: the DSL failed to import ({typ}: {msg}).",
@@ -217,12 +220,68 @@ def _describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
         )
         return CompileError(
             f"Side {side}: recipe {recipe.name} could not import what it needs ({typ}: {msg}){tried}.",
-            f"Pin a matching version of {', '.join(recipe.needs) or 'the kernel package'} with --with, or use a DSL version it supports.",
+            _mismatch_hint(msg, recipe),
             log,
         )
     return CompileError(
         f"Side {side}: recipe {recipe.name} failed while compiling ({typ}: {msg}).",
         "The full log is kept; run with --debug to see the traceback.",
+        log,
+    )
+
+
+def _mismatch_hint(msg: str, recipe: RecipeInfo) -> str:
+    """Which pin to change for ``module 'quack.activation' has no attribute …``: the package that
+    owns the module named (not the recipe's first package, which may be the one asking for it)."""
+    import re
+
+    from .recipes.stubs import pin_for_missing
+
+    m = re.search(r"module '([\w.]+)' has no attribute", msg)
+    owner = pin_for_missing(m.group(1)) if m else None
+    if owner == "nvidia-cutlass-dsl":
+        return "The kernel package needs another DSL version: pick one it supports, or pin an older/newer kernel package with --with."
+    if owner and owner != "torch":
+        example = SUGGESTED_PINS.get(owner, f"{owner}==VERSION")
+        return (
+            f"{owner} in this toolchain lacks it: pin the {owner} release the other packages were made with "
+            f"(e.g. --with {example}), or let the resolver pick it by dropping that pin."
+        )
+    return f"Pin a matching version of {', '.join(recipe.needs) or 'the kernel package'} with --with, or use a DSL version it supports."
+
+
+#: Pins to suggest for a package a toolchain lacks (known-good with the FA4 sample).
+SUGGESTED_PINS = {
+    "triton": "triton==3.5.0",
+    "quack-kernels": "quack-kernels==0.4.1",
+    "flash-attn-4": "flash-attn-4==4.0.0b16",
+}
+
+
+def _missing_module(side: str, recipe: RecipeInfo, module: str, stage: str | None, log: str) -> CompileError:
+    """One sentence for ``No module named X``: which package is missing and the pin that supplies it."""
+    from .recipes.stubs import pin_for_missing
+
+    dist = pin_for_missing(module)
+    where = "the DSL" if stage == "import" else f"recipe {recipe.name}"
+    if dist is None:
+        return CompileError(
+            f"Side {side}: {where} imports the module {module!r}, which no package in this toolchain provides.",
+            "Pin the package that provides it with --with NAME==VERSION (cutediff env list shows what is installed).",
+            log,
+        )
+    if dist in ("torch", "nvidia-cutlass-dsl"):
+        return CompileError(
+            f"Side {side}: {where} needs {dist} (module {module!r}), which the Python running cutediff lacks.",
+            "Install torch (a CPU build is enough) into the Python that runs cutediff."
+            if dist == "torch"
+            else "Check the toolchain environment (cutediff env remove VERSION, then run again).",
+            log,
+        )
+    pin = SUGGESTED_PINS.get(dist, f"{dist}==VERSION")
+    return CompileError(
+        f"Side {side}: {where} needs the package {dist} (module {module!r}), which this toolchain does not install.",
+        f"Add it to the side, e.g. --with {pin} (or VERSION,{pin} for one side).",
         log,
     )
 
@@ -382,7 +441,7 @@ def _run_worker(
     what = "line-info build" if req.lineinfo else "build"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cutediff_tui.core.worker", str(out / "request.json")],
+            [req.env.spec.executable, "-m", "cutediff_tui.core.worker", str(out / "request.json")],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -435,7 +494,7 @@ def _run_worker(
     if rc != 0:
         err = _read_json(out / "error.json")
         if err is not None:
-            exc = _describe_failure(err, side, req.recipe)
+            exc = describe_failure(err, side, req.recipe)
             # the worker's output, then its traceback (which only error.json holds)
             exc.log = "\n".join(
                 x for x in (log_path.read_text(errors="replace").strip(), err.get("traceback", "")) if x

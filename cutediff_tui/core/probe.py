@@ -39,6 +39,7 @@ class Probe:
     profile: GpuProfile
     pins: tuple[str, ...] = ()
     cuda: int | None = None
+    python: str | None = None  # another interpreter, for versions with no wheel for this one
     wheelhouse: str | None = None
     timeout: float = 1800
     use_cache: bool = True
@@ -48,7 +49,7 @@ class Probe:
     def spec(self):
         from .toolchain import parse_side
 
-        return parse_side(self.side, self.pins, self.cuda)
+        return parse_side(self.side, self.pins, self.cuda, self.python)
 
     def key(self) -> str:
         """Stable identity of what this probe builds (sweep state files are keyed by it); computed

@@ -12,7 +12,7 @@ from .analysis_pipeline import _cache_for, dumps
 from .locking import atomic_write
 from .paths import cache_dir
 
-ARTIFACTS = ("kernel.ptx", "kernel.cubin", "kernel.mlir")
+ARTIFACTS = ("kernel.ptx", "kernel.cubin", "kernel.mlir", "kernel.sass")
 TEXTS = ("sass.txt", "sass_g.txt", "lrm.txt", "res.txt")
 
 

@@ -119,24 +119,35 @@ class ToolchainSpec:
     dsl: str
     pins: tuple[Pin, ...] = ()
     cuda: int = 13
+    python: str | None = None  # another interpreter for versions with no wheel for this one
 
     @property
     def label(self) -> str:
         extra = ",".join(str(p) for p in self.pins)
         return f"{self.dsl}" + (f" [{extra}]" if extra else "")
 
+    @property
+    def executable(self) -> str:
+        """The Python that installs and runs this toolchain."""
+        return self.python or sys.executable
+
     def canonical(self) -> dict:
-        return {
+        out = {
             "dsl": self.dsl,
             "cuda": self.cuda,
             "pins": sorted(str(p.requirement or f"{p.name}@local") for p in self.pins),
         }
+        if self.python:
+            out["python"] = interpreter_tag(self.python)
+        return out
 
     def local_paths(self) -> list[str]:
         return [p.path for p in self.pins if p.path]
 
 
-def parse_side(text: str, shared: Iterable[str] = (), cuda: int | None = None) -> ToolchainSpec:
+def parse_side(
+    text: str, shared: Iterable[str] = (), cuda: int | None = None, python: str | None = None
+) -> ToolchainSpec:
     """Parse ``4.8.0,quack-kernels==0.6.5`` with shared ``--with`` pins (side pins win)."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
@@ -165,7 +176,11 @@ def parse_side(text: str, shared: Iterable[str] = (), cuda: int | None = None) -
                 )
             seen[pin.name] = pin
         pins.update(seen)
-    return ToolchainSpec(dsl=dsl, pins=tuple(pins[k] for k in sorted(pins)), cuda=cuda or host_cuda_major())
+    if python:
+        interpreter_tag(python)  # a path that is not a runnable Python: one sentence now
+    return ToolchainSpec(
+        dsl=dsl, pins=tuple(pins[k] for k in sorted(pins)), cuda=cuda or host_cuda_major(), python=python or None
+    )
 
 
 def host_cuda_major() -> int:
@@ -192,11 +207,37 @@ def python_tag() -> str:
     return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
+_TAGS: dict[str, str] = {}
+
+
+def interpreter_tag(path: str) -> str:
+    """``3.12`` for the Python at ``path`` (asked once); one sentence when it is not a Python."""
+    if path in _TAGS:
+        return _TAGS[path]
+    try:
+        proc = subprocess.run(
+            [path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        tag = proc.stdout.strip() if proc.returncode == 0 else ""
+    except (OSError, subprocess.TimeoutExpired):
+        tag = ""
+    if not re.match(r"^3\.\d+$", tag):
+        raise ToolchainError(
+            f"--python {path} is not a Python interpreter that runs here.",
+            "Give the path of a python3 executable (uv python find 3.12 prints one).",
+        )
+    _TAGS[path] = tag
+    return tag
+
+
 def env_key(spec: ToolchainSpec, python: str | None = None, machine: str | None = None) -> str:
     payload = {
         "format": ENV_FORMAT,
         "spec": spec.canonical(),
-        "python": python or python_tag(),
+        "python": python or (interpreter_tag(spec.python) if spec.python else python_tag()),
         "machine": machine or platform.machine(),
         "base": list(BASE_REQUIREMENTS),
     }
@@ -261,6 +302,7 @@ def published_versions(package: str = DSL_PACKAGE, *, max_age: float = 6 * 3600,
         with urllib.request.urlopen(req, timeout=15) as resp:
             data = json.loads(resp.read())
         versions = [v for v in data.get("versions", []) if not _yanked_only(data, v)]
+        pythons = wheel_tags(data)
     except Exception:
         if cached is not None:
             return cached
@@ -271,9 +313,89 @@ def published_versions(package: str = DSL_PACKAGE, *, max_age: float = 6 * 3600,
     versions.sort(key=version_key)
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps({"time": time.time(), "versions": versions}))
+    tmp.write_text(json.dumps({"time": time.time(), "versions": versions, "pythons": pythons}))
     os.replace(tmp, cache_file)
     return versions
+
+
+def wheel_tags(data: dict) -> dict[str, list[str]]:
+    """version → the Python tags of its wheels (``cp312``, ``py3``), from the index's file list."""
+    out: dict[str, set[str]] = {}
+    for f in data.get("files", []):
+        m = re.match(r"^[A-Za-z0-9_.]+-([^-]+)-(?:\d[^-]*-)?([^-]+)-[^-]+-[^-]+\.whl$", f.get("filename", ""))
+        if m:
+            out.setdefault(m.group(1), set()).update(m.group(2).split("."))
+    return {v: sorted(t) for v, t in out.items()}
+
+
+def wheel_pythons(version: str, package: str = DSL_PACKAGE) -> list[str] | None:
+    """The Python tags ``version``'s wheels are built for (from the cached index listing), or None
+    when unknown (offline, or an older cache)."""
+    for attempt in range(2):
+        try:
+            data = json.loads(_index_cache(package).read_text())
+        except (OSError, ValueError):
+            data = {}
+        if "pythons" in data or attempt:
+            return (data.get("pythons") or {}).get(version)
+        try:  # no listing yet, or one written before the tags were kept
+            published_versions(package, max_age=0)
+        except ToolchainError:
+            return None
+    return None
+
+
+def _index_cache(package: str) -> Path:
+    return cache_dir() / "index" / f"{normalize_name(package)}.json"
+
+
+def runs_on(tags: list[str], python: str) -> bool:
+    """Whether wheels tagged ``tags`` install on Python ``3.N``."""
+    cp = "cp" + python.replace(".", "")
+    return any(t in ("py3", cp) or t.startswith("py3") for t in tags)
+
+
+def resolve_python(spec: ToolchainSpec, progress: Progress = _noop) -> ToolchainSpec:
+    """``spec`` with a Python its DSL version has wheels for: the one given (checked), this one, or
+    one ``uv python find`` finds; one sentence when there is none."""
+    tags = wheel_pythons(spec.dsl)
+    if not tags:
+        return spec
+    wanted = ", ".join(sorted({f"{t[2]}.{t[3:]}" for t in tags if re.match(r"^cp3\d+$", t)})) or ", ".join(tags)
+    if spec.python:
+        tag = interpreter_tag(spec.python)
+        if not runs_on(tags, tag):
+            raise ToolchainError(
+                f"CuTe DSL {spec.dsl} publishes wheels only for Python {wanted}, and --python {spec.python} is Python {tag}.",
+                f"Pass --python with a Python {wanted} interpreter (uv python find {wanted.split(', ')[0]}).",
+            )
+        return spec
+    if runs_on(tags, python_tag()):
+        return spec
+    for t in sorted((t for t in tags if re.match(r"^cp3\d+$", t)), reverse=True):
+        version = f"{t[2]}.{t[3:]}"
+        try:
+            proc = subprocess.run(
+                [uv_bin(), "python", "find", version], capture_output=True, text=True, timeout=60, env=_uv_env()
+            )
+        except (OSError, subprocess.TimeoutExpired, ToolchainError):
+            continue
+        found = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
+        if found and Path(found[0]).is_file():
+            progress(f"CuTe DSL {spec.dsl} has wheels only for Python {wanted}: using {found[0]}")
+            return ToolchainSpec(spec.dsl, spec.pins, spec.cuda, python=found[0])
+    raise ToolchainError(
+        f"CuTe DSL {spec.dsl} publishes wheels only for Python {wanted}, and this machine has none "
+        f"(cutediff runs on Python {python_tag()}).",
+        f"Install one (uv python install {wanted.split(', ')[-1]}) and pass --python PATH, or pick DSL 4.2 or newer.",
+    )
+
+
+def _uv_env() -> dict:
+    env = dict(os.environ)
+    env.setdefault("UV_NO_PROGRESS", "1")
+    env.setdefault("UV_PYTHON_DOWNLOADS", "never")
+    return env
 
 
 def _yanked_only(data: dict, version: str) -> bool:
@@ -316,6 +438,8 @@ def check_published(spec: ToolchainSpec, offline: bool = False) -> None:
             f"CuTe DSL {spec.dsl} is not published on the package index.",
             f"Published versions near it: {', '.join(near)}.",
         )
+    if not offline:
+        resolve_python(spec)  # a version with no wheel for any Python here: one sentence now
 
 
 # ---------------------------------------------------------------- uv helpers
@@ -448,7 +572,7 @@ def resolve_lock(
     if python_version:
         args += ["--python-version", python_version]
     else:
-        args += ["--python", sys.executable]
+        args += ["--python", spec.executable]
     if pip_platform:
         args += ["--python-platform", _uv_platform(pip_platform)]
     if wheelhouse:
@@ -516,7 +640,9 @@ def load_env(path: Path) -> Env | None:
     try:
         data = json.loads(meta.read_text())
         pins = tuple(Pin(**p) for p in data["spec"]["pins"])
-        spec = ToolchainSpec(dsl=data["spec"]["dsl"], pins=pins, cuda=data["spec"]["cuda"])
+        spec = ToolchainSpec(
+            dsl=data["spec"]["dsl"], pins=pins, cuda=data["spec"]["cuda"], python=data.get("interpreter")
+        )
         return Env(path=path, spec=spec, key=data["key"], lock=data["lock"])
     except (ValueError, KeyError, TypeError):
         return None
@@ -547,6 +673,8 @@ def create_env(
     check_index: bool = True,
 ) -> Env:
     """Create (or reuse) the locked overlay environment for ``spec``."""
+    if wheelhouse is None:
+        spec = resolve_python(spec, progress)
     existing = find_env(spec)
     if existing:
         return existing
@@ -605,7 +733,7 @@ def create_env(
                     "-r",
                     str(part_path),
                     "--python",
-                    sys.executable,
+                    spec.executable,
                     "--link-mode",
                     "copy",
                 ]
@@ -622,7 +750,8 @@ def create_env(
                         "key": key,
                         "spec": {"dsl": spec.dsl, "cuda": spec.cuda, "pins": [asdict(p) for p in spec.pins]},
                         "lock": lock,
-                        "python": python_tag(),
+                        "python": interpreter_tag(spec.python) if spec.python else python_tag(),
+                        "interpreter": spec.python,
                         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                         "seconds": round(time.monotonic() - t0, 2),
                         "wheelhouse": str(wheelhouse) if wheelhouse else None,
@@ -722,3 +851,47 @@ def download_env(
         return final_lock
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+_TAG_MEMO: dict[tuple[str, float], dict] = {}
+
+
+def _cached_tags() -> dict[str, list[str]]:
+    """The DSL's wheel tags from the cached index listing, read once per change of the file."""
+    path = _index_cache(DSL_PACKAGE)
+    try:
+        key = (str(path), path.stat().st_mtime)
+    except OSError:
+        return {}
+    if key not in _TAG_MEMO:
+        try:
+            data = json.loads(path.read_text())
+            _TAG_MEMO.clear()
+            _TAG_MEMO[key] = (data.get("pythons") or {}) if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+    return _TAG_MEMO[key]
+
+
+def version_needs(version: str, short: bool = False) -> str | None:
+    """What DSL ``version`` needs to compile on a machine without a GPU driver (from the cached
+    index listing only: no network); None when it runs as it is; ``short`` for a list entry.
+    Measured on this project's CPU-only machine: docs/toolchains.md."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return None
+    notes = []
+    tags = _cached_tags().get(version)
+    if tags and not runs_on(tags, python_tag()):
+        wanted = ", ".join(sorted({f"{t[2]}.{t[3:]}" for t in tags if re.match(r"^cp3\d+$", t)}))
+        notes.append(f"Python {wanted}" if short else f"needs Python {wanted} (--python), no wheel for {python_tag()}")
+    if v < Version("4.3"):
+        notes.append("too old" if short else "lacks cute.sym_int and fake tensors: the samples and FA4 cannot compile")
+    elif v < Version("4.4"):
+        notes.append("2 shims" if short else "shims: driver check and JIT lookup skipped")
+    elif v < Version("4.5"):
+        notes.append("shim" if short else "shim: driver check skipped")
+    return ("; " if not short else ", ").join(notes) or None

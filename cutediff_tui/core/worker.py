@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 _EVENTS = None
+#: Shims that act only when needed describe themselves here the first time they act.
+FIRED: list[str] = []
 
 
 def emit(event: str, **data: Any) -> None:
@@ -53,10 +55,81 @@ def version_tuple(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
 
 
+def driver_loadable() -> bool:
+    """Whether the CUDA driver library can be loaded in this process (no GPU query)."""
+    import ctypes
+
+    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            continue
+    return False
+
+
+def shim_driver_check() -> str | None:
+    """DSL 4.3/4.4 call ``Compiler._check_cuda_dependencies_once`` (``cuInit(0)``) before the JIT
+    step of every compile and raise ``CudaDriverDependencyError`` without a driver. It is a check,
+    not a need: the kernel is compiled before it, and nothing here launches it. Without a driver
+    the check becomes a no-op (always: the worker never launches a kernel, and a driver without a
+    GPU fails ``cuInit`` as well)."""
+    try:
+        from cutlass.base_dsl import compiler as dsl_compiler  # type: ignore
+    except Exception:
+        return None
+    cls = getattr(dsl_compiler, "Compiler", None)
+    if cls is None or not hasattr(cls, "_check_cuda_dependencies_once"):
+        return None
+
+    def _skip(self, *_a: Any, **_k: Any) -> None:
+        self._cuda_dependencies_checked = True
+
+    cls._check_cuda_dependencies_once = _skip
+    return "CUDA driver check before JIT skipped (DSL 4.3/4.4 Compiler._check_cuda_dependencies_once; compile only)"
+
+
+def shim_jit_lookup() -> str | None:
+    """DSL 4.3 builds a JIT engine after every compile and looks up the host function in it; the
+    engine's runtime library needs ``libcuda.so.1``, so without a driver the lookup fails with
+    ``RuntimeError: Unknown function cutlass_…`` although the PTX and cubin are already written.
+    Without a driver a failed lookup answers None (the function is never launched here)."""
+    if driver_loadable():
+        return None
+    try:
+        from cutlass._mlir import execution_engine as ee  # type: ignore
+    except Exception:
+        return None
+    cls = getattr(ee, "ExecutionEngine", None)
+    lookup = getattr(cls, "lookup", None)
+    if lookup is None or getattr(lookup, "__cutediff_shim__", False):
+        return None
+
+    def _lookup(self, name, _inner=lookup):
+        try:
+            return _inner(self, name)
+        except RuntimeError as exc:
+            if "Unknown function" not in str(exc):
+                raise
+            note = "JIT lookup of the host function skipped (DSL 4.3: its runtime needs a CUDA driver)"
+            if note not in FIRED:
+                FIRED.append(note)
+            return None
+
+    _lookup.__cutediff_shim__ = True  # type: ignore[attr-defined]
+    cls.lookup = _lookup
+    return None  # recorded in FIRED when it acts
+
+
 def apply_shims(num_sms: int, smem: int) -> list[str]:
     """Compatibility and compile-only shims; returns a description of each one applied."""
     applied: list[str] = []
     import cutlass.cute as cute
+
+    for shim in (shim_driver_check, shim_jit_lookup):
+        text = shim()
+        if text:
+            applied.append(text)
 
     core = getattr(cute, "core", None)
     if core is not None:
@@ -144,6 +217,26 @@ class Recorder:
         return result
 
 
+def run_recipe(func: Any, ctx: Any, state: dict) -> None:
+    """Run the recipe; when it stops at the import of a compile-time-only package (triton, which
+    quack-kernels >= 0.5 imports at module level, on the quack and the FA4 paths alike) before any
+    compile, put the stand-in in place, forget the half-imported kernel packages and run it again."""
+    from cutediff_tui.core.recipes.stubs import COMPILE_ONLY
+    from cutediff_tui.core.recipes.stubs import install as install_stubs
+
+    try:
+        func(ctx)
+        return
+    except ModuleNotFoundError as exc:
+        root = (exc.name or "").split(".")[0]
+        if root not in COMPILE_ONLY or state["compiles"] or install_stubs(ctx.note) is None:
+            raise
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("flash_attn", "quack", *COMPILE_ONLY):
+            del sys.modules[name]
+    func(ctx)
+
+
 def load_entry(entry: str):
     module, _, func = entry.partition(":")
     if module.endswith(".py") or os.sep in module:
@@ -222,8 +315,9 @@ def run(request: dict) -> int:
         ctx = RecipeContext(arch=arch, params=request.get("params", {}), num_sms=int(request["num_sms"]))
         func = load_entry(request["recipe_entry"])
         t0 = time.monotonic()
-        func(ctx)
+        run_recipe(func, ctx, state)
         manifest["recipe_seconds"] = round(time.monotonic() - t0, 3)
+        manifest["shims"] = [*manifest["shims"], *FIRED]
         manifest["notes"] = ctx.notes
     except BaseException as exc:  # reported to the parent as data, never as a traceback on screen
         err = {
@@ -233,7 +327,8 @@ def run(request: dict) -> int:
             "traceback": traceback.format_exc(),
             "dsl_version": dsl_version,
             "compiles_done": len(state["compiles"]),
-            "shims": manifest.get("shims", []),
+            "shims": [*manifest.get("shims", []), *FIRED],
+            "missing_module": getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None,
         }
         (out / "error.json").write_text(json.dumps(err, indent=1))
         emit("error", **{k: err[k] for k in ("stage", "type", "message")})

@@ -133,7 +133,7 @@ def test_folder_without_artifacts(tmp_path):
     (tmp_path / "empty-dump").mkdir()
     (tmp_path / "empty-dump" / "notes.txt").write_text("no kernels here\n")
     line = one_sentence(cutediff(["diff", tmp_path / "empty-dump", CUBIN_480], tmp_path / "cache"))
-    assert "holds no .cubin or .ptx file" in line
+    assert "holds no .cubin, .ptx or .sass file" in line
 
 
 # ---------------------------------------------------------------- a 1M-instruction listing

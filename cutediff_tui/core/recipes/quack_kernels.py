@@ -14,13 +14,12 @@ Imports of quack happen inside the functions: the host lists these recipes witho
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
 import inspect
 import os
-import types
 from collections.abc import Callable
 from typing import Any
+
+from .stubs import install as install_stubs
 
 _DTYPES = {"bf16": "BFloat16", "fp16": "Float16", "fp32": "Float32"}
 
@@ -38,86 +37,10 @@ def _version() -> str:
         return "(not installed)"
 
 
-def _stand_in(name: str) -> Any:
-    """A class for names that look like classes (usable in ``isinstance`` and as a base), else an object."""
-    if name[:1].isupper():
-        return type(name, (), {"__init__": lambda self, *a, **k: None, "__module__": "triton"})
-    return _Anything()
-
-
-class _Anything:
-    """Stands in for any triton object at import time: attribute, call, decorator, base class."""
-
-    def __init__(self, *_a: Any, **_k: Any) -> None:
-        pass
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1 and callable(args[0]) and not kwargs:
-            return args[0]  # used as a decorator: keep the function (it is never run here)
-        return _Anything()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _stand_in(name)
-
-    def __getitem__(self, _key: Any) -> Any:
-        return _Anything()
-
-    def __mro_entries__(self, _bases: tuple) -> tuple:
-        return (object,)
-
-
-class _StubModule(types.ModuleType):
-    def __getattr__(self, name: str) -> Any:
-        if name == "__version__":  # torch probes `import triton; triton.__version__` under except ImportError
-            raise ImportError("triton is not installed (cutediff stub)")
-        if name.startswith("__"):
-            raise AttributeError(name)
-        value = _stand_in(name)
-        setattr(self, name, value)  # the same object each time (isinstance checks agree)
-        return value
-
-
-class _TritonStubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None):
-        if fullname == "triton" or fullname.startswith("triton."):
-            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-        return None
-
-    def create_module(self, spec):
-        mod = _StubModule(spec.name)
-        mod.__path__ = []  # a package: any submodule imports
-        mod.__cutediff_stub__ = True
-        return mod
-
-    def exec_module(self, module) -> None:
-        pass
-
-
 def _stub_triton(ctx) -> bool:
-    """quack >= 0.5 imports triton at module level (autotuner, fused Triton kernels) that a
-    compile of its CuTe kernels never runs. torch's CPU build has no triton; a stub package lets
-    those imports through."""
-    import importlib.util
-    import sys
-
-    if any(isinstance(f, _TritonStubFinder) for f in sys.meta_path):
-        return False
-    if "triton" in sys.modules or importlib.util.find_spec("triton") is not None:
-        return False  # a real triton that fails to import: not ours to hide
-    try:  # torch asks once and caches the answer: let it hear "no triton" before the stub exists
-        from torch.utils import _triton as torch_triton
-
-        torch_triton.has_triton_package()
-        if hasattr(torch_triton, "get_triton_version"):
-            torch_triton.get_triton_version()
-    except Exception:
-        pass
-
-    sys.meta_path.append(_TritonStubFinder())
-    ctx.note("triton is not installed: a stub stands in for the triton imports of quack (compile only)")
-    return True
+    """quack >= 0.5 imports triton at module level; the worker normally has the stand-in in place
+    already (:mod:`.stubs`). When this module runs without it (another host), install it now."""
+    return install_stubs(ctx.note) is not None
 
 
 def _import(ctx, modname: str) -> Any:

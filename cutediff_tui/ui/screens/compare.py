@@ -252,9 +252,13 @@ class CompareScreen(ModalScreen[dict | None]):
         ol = self.query_one(f"#versions-{s}", OptionList)
         shown = filter_versions(query, self.versions)
         ol.clear_options()
+        from cutediff_tui.core.toolchain import version_needs
+
         for v in shown:
             mark = Content.styled("  ● installed", "$improvement") if v in self.installed else Content("")
-            ol.add_option(Option(Content.assemble((v, "bold"), mark), id=v))
+            needs = version_needs(v, short=True)
+            note = Content.styled(f"  {needs}", "dim") if needs else Content("")
+            ol.add_option(Option(Content.assemble((v, "bold"), mark, note), id=v))
         if not shown:
             self.selected[s] = None
             return
