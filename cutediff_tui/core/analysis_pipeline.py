@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import re
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,8 @@ from .analysis.ptx import parse_ptx
 from .analysis.resource_usage import parse_resource_usage
 from .analysis.sass import SassListing, merge_sass, parse_sass
 from .errors import CutediffError
+from .events import CrosscheckStarted, Progress, SideAnalysed
+from .events import noop as _noop
 from .files import read_text
 from .locking import atomic_write
 from .model.types import SIDES
@@ -26,7 +27,7 @@ from .remarks import parse_remarks, short_path
 
 if TYPE_CHECKING:
     from .build import Build
-    from .compare import CompareOptions, SideOutcome
+    from .options import CompareOptions, SideOutcome
 
 ANALYSIS_VERSION = 1
 
@@ -49,13 +50,6 @@ def analysis_digest() -> str:
         if p.is_file():
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
-
-
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 # ---------------------------------------------------------------- texts (cached disassembly)
@@ -274,7 +268,7 @@ def _plain(obj: Any) -> Any:
 # ---------------------------------------------------------------- the comparison
 
 
-def _side_kernels(outcome: SideOutcome, progress: Progress, side: str) -> list[tuple[str, dict]]:
+def side_kernels(outcome: SideOutcome, progress: Progress, side: str) -> list[tuple[str, dict]]:
     build = outcome.build
     if build is None:
         return []
@@ -288,7 +282,7 @@ def _side_kernels(outcome: SideOutcome, progress: Progress, side: str) -> list[t
         m = side_kernel(build, kdir, li, li_dirs.get(kdir.name), remarks)
         out.append((kernel_class(m["symbol"], m.get("callable")), m))
     names = unique_names([n for n, _ in out])
-    progress(f"side {side.upper()}: analysed {len(out)} kernel(s)")
+    progress(SideAnalysed(side, len(out)))  # type: ignore[arg-type]
     return [(n, m) for n, (_, m) in zip(names, out)]
 
 
@@ -399,19 +393,19 @@ def load_listing(metrics: dict) -> SassListing:
     """Re-read a side kernel's merged listing from the disassembly cache (or the cubin)."""
     files = metrics["files"]
     kdir = Path(files["dir"])
-    cache = _cache_for(kdir)
+    cache = cache_for(kdir)
     texts = kernel_texts(kdir / "kernel.cubin", cache, live=True)
     li = None
     if files.get("lineinfo_dir"):
         ld = Path(files["lineinfo_dir"])
-        li_texts = kernel_texts(ld / "kernel.cubin", _cache_for(ld), line_info=True)
+        li_texts = kernel_texts(ld / "kernel.cubin", cache_for(ld), line_info=True)
         li = parse_sass(li_texts["sass_g"])
     listing = merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"]))
     shorten_paths(listing)
     return listing
 
 
-def _cache_for(kdir: Path) -> Path | None:
+def cache_for(kdir: Path) -> Path | None:
     """Disassembly cache of a kernel folder: beside it in a saved result, else in the user cache."""
     if (kdir / "sass.txt.gz").is_file() or (kdir.parent.parent / "comparison.json").exists():
         return kdir
@@ -420,7 +414,8 @@ def _cache_for(kdir: Path) -> Path | None:
 
 
 def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progress = _noop) -> dict:
-    from .compare import SCHEMA, host_info
+    from .model import SCHEMA
+    from .options import host_info
 
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -497,7 +492,7 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
 
 def _safe_side_kernels(o: SideOutcome, progress: Progress, side: str) -> tuple[list, str | None]:
     try:
-        return _side_kernels(o, progress, side), None
+        return side_kernels(o, progress, side), None
     except CutediffError as exc:
         return [], f"Side {side.upper()}: the analysis failed: {exc.sentence()}"
 
@@ -514,7 +509,7 @@ def run_crosscheck(comparison: dict, opts: CompareOptions, progress: Progress) -
             ptx[f"{s.upper()} ({comparison['sides'][s]['dsl']})"] = (
                 read_text(Path(k[s]["files"]["dir"]), "kernel.ptx") or ""
             )
-        progress(f"cross-check {k['name']}: ptxas {', '.join(opts.crosscheck)}")
+        progress(CrosscheckStarted(None, k["name"], tuple(opts.crosscheck)))
         cc = crosscheck(ptx, opts.crosscheck, opts.profile.arch, cache_dir(), opts.allow_ptx_rewrite)
         out[k["name"]] = cc.to_json() if hasattr(cc, "to_json") else _plain(cc)
     return out

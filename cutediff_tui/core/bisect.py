@@ -20,15 +20,12 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .errors import CutediffError
+from .events import Progress
+from .events import noop as _noop
 from .metric import Metric
 from .probe import Probe, run_probe, select_kernels
 
 SCHEMA = "cutediff.bisect/1"
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 def _version(v: str) -> Version | None:

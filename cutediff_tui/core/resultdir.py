@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from .analysis_pipeline import _cache_for, dumps
+from .analysis_pipeline import cache_for, dumps
 from .locking import atomic_write
 
 ARTIFACTS = ("kernel.ptx", "kernel.cubin", "kernel.mlir")
@@ -23,7 +23,7 @@ def _copy_kernel(src: Path, dst: Path) -> None:
                 shutil.copy(p, dst / name)
             else:
                 (dst / f"{name}.gz").write_bytes(gzip.compress(p.read_bytes(), 6, mtime=0))
-    cache = _cache_for(src)
+    cache = cache_for(src)
     if cache is not None:
         for name in TEXTS:
             for cand in (cache / name, cache / f"{name}.gz"):

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import CutediffError
+from .events import Progress
+from .events import noop as _noop
 from .locking import atomic_write
 from .metric import Metric, parse_metric
 from .paths import cache_dir
@@ -27,11 +29,6 @@ from .probe import Probe, select_kernels
 SCHEMA = "cutediff.sweep/1"
 #: The note of a cell none of whose kernels the kernel filter matches.
 NO_MATCH = "no kernel matches the filter"
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 # ---------------------------------------------------------------- axes

@@ -21,11 +21,13 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import ToolchainError
+from .events import Progress
+from .events import noop as _noop
 from .locking import file_lock, pid_alive
 from .paths import cache_dir, envs_dir
 
@@ -38,12 +40,6 @@ BASE_REQUIREMENTS = ("apache-tvm-ffi<0.2", "einops", "typing_extensions", "numpy
 #: Top-level import names of pinnable kernel packages, to recognise a local source folder.
 LOCAL_PACKAGES = {"flash_attn": "flash-attn-4", "quack": "quack-kernels"}
 ENV_FORMAT = 3
-
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 def normalize_name(name: str) -> str:

@@ -75,7 +75,7 @@ def e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+def table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
     """Cells are already-escaped HTML; columns listed in ``numeric`` are right-aligned."""
     head = "".join(f'<th class="n">{h}</th>' if i in numeric else f"<th>{h}</th>" for i, h in enumerate(header))
     body = []
@@ -86,6 +86,9 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequen
             + "</tr>"
         )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+_table = table
 
 
 def _delta(fig: Figure | None, a: object, b: object) -> str:
