@@ -382,11 +382,14 @@ async def test_compile_cancel(make_app, monkeypatch):
     import threading
 
     from cutediff_tui.core import compare
+    from cutediff_tui.core.events import KernelCompiled
     from cutediff_tui.ui.screens.compare import CompareScreen
 
     started = threading.Event()
 
     def slow_run_compare(opts, progress, cancel=None):
+        progress(KernelCompiled("b", "build", 1, "fwd", 2.0))
+        progress("resolving both sides")
         started.set()
         assert cancel is not None and cancel.wait(10), "the dialog did not set the cancel event"
         return {}
@@ -400,7 +403,16 @@ async def test_compile_cancel(make_app, monkeypatch):
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert started.wait(5)
-        await pilot.press("escape")  # cancels, the dialog stays
+        await pilot.pause()
+        dialog = app.screen
+        # the event's side picks the status line; nothing is parsed back from the text
+        assert "B: build: compiled kernel 1 (fwd) in 2.0 s" in str(dialog.query_one("#status-b").render())
+        assert "resolving both sides" in str(dialog.query_one("#status").render())
+        assert "starting" in str(dialog.query_one("#status-a").render())
+        worker = next(w for w in dialog.workers if w.group == "compare")
+        await pilot.press("escape")  # cancels through the worker's own flag, the dialog stays
+        await pilot.pause()
+        assert worker.cancelled_event.is_set()
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, CompareScreen)
