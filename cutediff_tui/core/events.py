@@ -21,6 +21,7 @@ __all__ = [
     "AnalysisCached",
     "CrosscheckStarted",
     "DslImporting",
+    "EnvStage",
     "Event",
     "KernelCompiled",
     "Message",
@@ -58,6 +59,24 @@ class Message(Event):
 
     def text(self) -> str:
         return self.message
+
+
+@dataclass(frozen=True)
+class EnvStage(Event):
+    """A toolchain environment is being resolved, installed, or is ready."""
+
+    stage: Literal["resolving", "installing", "ready"]
+    label: str  # the toolchain, e.g. 4.8.0,quack-kernels==0.6.5
+    env: str = ""  # the environment's folder name
+    cuda: int | None = None
+    seconds: float | None = None
+
+    def text(self) -> str:
+        if self.stage == "resolving":
+            return f"resolving {self.label} (cu{self.cuda})"
+        if self.stage == "installing":
+            return f"installing {self.label} into {self.env}"
+        return f"environment ready in {self.seconds or 0:.1f} s: {self.env}"
 
 
 @dataclass(frozen=True)

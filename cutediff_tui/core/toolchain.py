@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import ToolchainError
-from .events import Progress
+from .events import EnvStage, Progress
 from .events import noop as _noop
 from .locking import file_lock, pid_alive
 from .paths import cache_dir, envs_dir
@@ -580,9 +580,9 @@ def create_env(
                     shutil.copy(candidate, lock_path)
                     progress(f"using the lock stored in the wheelhouse for {spec.label}")
             if lock_path is None:
-                progress(f"resolving {spec.label} (cu{spec.cuda})")
+                progress(EnvStage(None, "resolving", spec.label, cuda=spec.cuda))
                 lock_path = resolve_lock(spec, tmp, wheelhouse=wheelhouse)
-            progress(f"installing {spec.label} into {final.name}")
+            progress(EnvStage(None, "installing", spec.label, final.name))
             # DSL <= 4.5 ships the CUDA-flavoured libraries as files that overwrite the base wheel's
             # (same paths): install them in a second step so that they always win.
             main_lock, flavour_lock = split_lock(lock_path.read_text(), f"{DSL_PACKAGE}-libs-cu")
@@ -628,7 +628,7 @@ def create_env(
                 )
             )
             os.replace(tmp, final)
-            progress(f"environment ready in {time.monotonic() - t0:.1f} s: {final.name}")
+            progress(EnvStage(None, "ready", spec.label, final.name, seconds=time.monotonic() - t0))
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

@@ -348,6 +348,7 @@ async def test_compile_flow_opens_new_comparison(make_app, comparison, monkeypat
     import copy
 
     from cutediff_tui.core import compare
+    from cutediff_tui.core.events import DslImporting, KernelCompiled
     from cutediff_tui.ui.screens.compare import CompareScreen
 
     seen = {}
@@ -357,8 +358,8 @@ async def test_compile_flow_opens_new_comparison(make_app, comparison, monkeypat
     def fake_run_compare(opts, progress, cancel=None):
         seen["specs"] = [s.dsl for s in opts.specs]
         seen["recipe"] = opts.recipe.name
-        progress("side A: importing DSL 4.7.0")
-        progress("side B: compiled kernel 1")
+        progress(DslImporting("a", "build", "4.7.0"))
+        progress(KernelCompiled("b", "build", 1, "fwd", 1.0))
         return result
 
     monkeypatch.setattr(compare, "run_compare", fake_run_compare)

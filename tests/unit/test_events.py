@@ -78,3 +78,13 @@ def test_run_compare_reports_typed_events_per_side(tmp_path, monkeypatch):
     assert [type(e).__name__ for e in events] == ["Message", "KernelCompiled"]
     assert {side_of(e) for e in events} == {"b"}
     assert seen_cancel == [cancel]
+
+
+def test_environment_stages_read_as_before():
+    from cutediff_tui.core.events import EnvStage
+
+    assert render_event(EnvStage("a", "resolving", "4.8.0", cuda=13)) == "side A: resolving 4.8.0 (cu13)"
+    assert (
+        EnvStage(None, "installing", "4.8.0", "dsl-4.8.0-cu13-ab").line() == "installing 4.8.0 into dsl-4.8.0-cu13-ab"
+    )
+    assert EnvStage(None, "ready", "4.8.0", "e", seconds=2.345).text() == "environment ready in 2.3 s: e"

@@ -197,6 +197,7 @@ class BenchScreen(ModalScreen[None]):
         from cutediff_tui.core.bench.runner import BenchConfig, run_bench
         from cutediff_tui.core.bench.shapes import DEFAULT_SHAPES
         from cutediff_tui.core.errors import CutediffError
+        from cutediff_tui.core.events import render_event
         from cutediff_tui.core.toolchain import create_env, parse_side
 
         sides = self.comparison.get("sides", {})
@@ -206,7 +207,7 @@ class BenchScreen(ModalScreen[None]):
             envs = tuple(
                 create_env(
                     parse_side(",".join([sides[s]["dsl"], *sides[s].get("pins", [])]), cuda=sides[s].get("cuda")),
-                    progress=lambda m: self.post_message(BenchEvent({"event": "status", "text": m})),
+                    progress=lambda m: self.post_message(BenchEvent({"event": "status", "text": render_event(m)})),
                 )
                 for s in "ab"
             )
