@@ -19,6 +19,7 @@ Side = Literal["a", "b"]
 
 __all__ = [
     "AnalysisCached",
+    "CellFinished",
     "CrosscheckStarted",
     "DslImporting",
     "EnvStage",
@@ -130,6 +131,25 @@ class CrosscheckStarted(Event):
 
     def text(self) -> str:
         return f"cross-check {self.kernel}: ptxas {', '.join(self.versions)}"
+
+
+@dataclass(frozen=True)
+class CellFinished(Event):
+    """One cell of a sweep is built and measured (or failed: ``why``)."""
+
+    index: int  # 1-based, in finishing order
+    total: int
+    toolchain: str
+    cell: str  # the cell's axes, e.g. sm_100a hdim=64
+    seconds: float = 0.0
+    from_cache: bool = False
+    why: str | None = None
+
+    def text(self) -> str:
+        what = f"[{self.index}/{self.total}] {self.toolchain} {self.cell}"
+        if self.why is not None:
+            return f"{what}: failed: {self.why}"
+        return f"{what}: {self.seconds:.1f} s{' (cached build)' if self.from_cache else ''}"
 
 
 #: What a reporting core call takes: called with each event (or a plain line), from any thread.

@@ -138,7 +138,11 @@ def host_info() -> dict:
     """The machine a comparison was made on: Python, platform, torch and cutediff versions, GPU."""
     import importlib.metadata as md
 
-    info: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform(), "machine": platform.machine()}
+    info: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+    }
     for dist in ("torch", "cutediff"):
         try:
             info[dist] = md.version(dist)

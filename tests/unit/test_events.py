@@ -88,3 +88,14 @@ def test_environment_stages_read_as_before():
         EnvStage(None, "installing", "4.8.0", "dsl-4.8.0-cu13-ab").line() == "installing 4.8.0 into dsl-4.8.0-cu13-ab"
     )
     assert EnvStage(None, "ready", "4.8.0", "e", seconds=2.345).text() == "environment ready in 2.3 s: e"
+
+
+def test_sweep_cells_read_as_before():
+    from cutediff_tui.core.events import CellFinished
+
+    assert CellFinished(None, 2, 8, "4.8.0", "sm_100a hdim=64", 3.21, True).line() == (
+        "[2/8] 4.8.0 sm_100a hdim=64: 3.2 s (cached build)"
+    )
+    assert CellFinished(None, 3, 8, "4.1.0", "sm_90a", why="no such version").line() == (
+        "[3/8] 4.1.0 sm_90a: failed: no such version"
+    )
