@@ -288,4 +288,4 @@ def check(
     out_console.print(
         Text(res.summary(), style="bold red" if res.exit_code else "bold green"), soft_wrap=True, highlight=False
     )
-    sys.exit(res.exit_code)
+    sys.exit(ExitCode(res.exit_code))
