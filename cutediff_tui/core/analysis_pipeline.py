@@ -61,7 +61,7 @@ def text_cache_dir(build_key: str, index: str) -> Path:
 
 def kernel_texts(cubin: Path, cache: Path | None, *, line_info: bool = False, live: bool = False) -> dict[str, str]:
     """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there."""
-    wanted = {"sass": dict(), "res": None}
+    wanted: dict[str, dict[str, Any] | None] = {"sass": dict(), "res": None}
     if line_info:
         wanted["sass_g"] = dict(line_info=True)
     if live:
@@ -83,9 +83,9 @@ def kernel_texts(cubin: Path, cache: Path | None, *, line_info: bool = False, li
     return out
 
 
-def _run_tool_for(name: str, cubin: Path, kw: dict) -> str:
+def _run_tool_for(name: str, cubin: Path, kw: dict[str, Any] | None) -> str:
     try:
-        return tools.resource_usage(cubin) if name == "res" else tools.disassemble(cubin, **kw)
+        return tools.resource_usage(cubin) if name == "res" else tools.disassemble(cubin, **(kw or {}))
     except tools.ToolFailed as exc:
         raise _tool_failure("cuobjdump" if name == "res" else "nvdisasm", cubin, exc) from None
 
@@ -106,7 +106,7 @@ def _tool_failure(tool: str, cubin: Path, exc: CutediffError) -> CutediffError:
     except (CutediffError, OSError):
         arch = "an unknown arch"
     why = re.sub(r"\s+", " ", str(exc).split(": ", 1)[-1]).strip().rstrip(".")
-    homes = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    homes = [h for v in ("CUDA_HOME", "CUDA_PATH") if (h := os.environ.get(v))]
     if path is not None and any(str(path).startswith(str(Path(h))) for h in homes):
         hint = (
             f"It may be older than {arch}: point CUDA_HOME at a newer CUDA, or unset CUDA_HOME to use the "

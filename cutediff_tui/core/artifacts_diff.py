@@ -32,10 +32,12 @@ def _collect(path: Path) -> list[tuple[str, Path | None, Path | None]]:
         sibling = path.with_suffix(".ptx")
         return [(path.stem, path, sibling if sibling.is_file() else None)]
     cubins = sorted(path.rglob("*.cubin"))
-    found = []
+    found: list[tuple[str, Path | None, Path | None]] = []
     for c in cubins:
-        ptx = c.with_suffix(".ptx")
-        if not ptx.is_file():
+        own = c.with_suffix(".ptx")
+        if own.is_file():
+            ptx: Path | None = own
+        else:
             alt = [p for p in c.parent.glob("*.ptx") if c.name.startswith(p.stem)]
             ptx = alt[0] if alt else None
         found.append((c.stem, c, ptx))

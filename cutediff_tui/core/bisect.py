@@ -153,6 +153,7 @@ def run_bisect(plan: BisectPlan, progress: Progress = _noop, probe_fn: Callable[
         return verdict
 
     lo, hi = 0, len(vs) - 1
+    i: int | None
     for i, expected in ((lo, "good"), (hi, "bad")):
         got = test(i)
         if got == expected:
@@ -246,7 +247,8 @@ def pair_options(result: dict, *, lineinfo: bool = True):
             f"The bisect result lacks {', '.join(missing)}, so its versions cannot be compared.",
             "Run the bisect again with --json FILE.",
         )
-    specs = tuple(parse_side(v, result.get("pins") or (), result.get("cuda")) for v in pair_versions(result))
+    a, b = (parse_side(v, result.get("pins") or (), result.get("cuda")) for v in pair_versions(result))
+    specs = (a, b)
     return CompareOptions(
         specs=specs,
         recipe=get_recipe(result["recipe"]),

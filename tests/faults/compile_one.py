@@ -22,7 +22,9 @@ def main() -> int:
     rec = RecipeInfo("tiny", "fault-test recipe", f"{recipe_file}:recipe", (), (90, 100, 110, 120))
     notes: list[str] = []
     try:
-        b = compile_build(BuildRequest(env, rec, {}, resolve_profile(arch=arch)), progress=lambda e: notes.append(render_event(e)))
+        b = compile_build(
+            BuildRequest(env, rec, {}, resolve_profile(arch=arch)), progress=lambda e: notes.append(render_event(e))
+        )
     except CutediffError as exc:
         print(json.dumps({"error": exc.sentence(), "notes": notes}), flush=True)
         return 2

@@ -183,7 +183,10 @@ def test_killed_cutediff_leaves_a_half_build_that_the_next_run_removes(own_cache
     assert tmp.is_dir()  # what a crash leaves
     quick = tiny_recipe(tmp_path / "quick", name="quick")
     notes: list[str] = []
-    compile_build(BuildRequest(env48, quick, {}, resolve_profile(arch="sm_100a")), progress=lambda e: notes.append(render_event(e)))
+    compile_build(
+        BuildRequest(env48, quick, {}, resolve_profile(arch="sm_100a")),
+        progress=lambda e: notes.append(render_event(e)),
+    )
     assert not tmp.exists() and not leftovers(own_cache)
     assert any("removed a half-written build left by an earlier crash" in n for n in notes)
 

@@ -364,11 +364,11 @@ def _parse_ptx_impl(text: str) -> PtxModule:
             operands = parts[1].strip() if len(parts) > 1 else ""
         dot = opcode.find(".")
         base = opcode if dot < 0 else opcode[:dot]
-        instrs = cur.instrs
+        instrs = cur.instrs  # type: ignore[union-attr]  # checked above (a closure's nonlocal)
         idx = len(instrs)
         if pending_labels:
             for lab in pending_labels:
-                cur.labels.setdefault(lab, idx)
+                cur.labels.setdefault(lab, idx)  # type: ignore[union-attr]
             pending_labels.clear()
         if operands:
             text_ = f"{pred} {opcode} {operands}" if pred else f"{opcode} {operands}"
@@ -517,8 +517,8 @@ def _parse_ptx_impl(text: str) -> PtxModule:
             "The text is not PTX: no .version directive and no .entry/.func was found.",
             hint="Pass the .ptx file the compiler kept (CUTE_DSL_KEEP=ptx).",
         )
-    for e in entries:
-        for ins in e.instrs:
+    for ent in entries:
+        for ins in ent.instrs:
             if ins.loc is not None:
                 path = files.get(ins.loc[0])
                 if path is not None:

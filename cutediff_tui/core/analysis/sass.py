@@ -335,7 +335,7 @@ def _parse_sass_impl(text: str) -> SassListing:
                 dot = opcode.find(".")
                 if dot < 0:
                     base = opcode
-                    mods = ()
+                    mods: tuple[str, ...] = ()
                 else:
                     base = opcode[:dot]
                     mods = tuple(opcode[dot + 1 :].split("."))
@@ -364,7 +364,7 @@ def _parse_sass_impl(text: str) -> SassListing:
                     cur_line,
                     cur_chain,
                     live,
-                    cur.name,
+                    cur.name,  # type: ignore[union-attr]  # start() above set it
                 )
                 append(ins)
                 if tags or base in _LOCAL_OPS:

@@ -428,7 +428,7 @@ def _bench(c: dict) -> str:
                 f'<span style="color:{vcol};font-weight:600">{e(verdict)}</span>',
             )
         )
-        prow = {
+        prow: dict[str, object] = {
             "label": M.shape_label(r.get("shape")),
             "note": (f"B/A {ratio:.3f} {verdict}" if ratio is not None else verdict),
             "note_color": vcol,
