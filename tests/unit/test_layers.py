@@ -4,6 +4,7 @@ private names across modules, and the CLI registers its commands in one place.""
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 import textwrap
@@ -111,7 +112,6 @@ def test_debug_travels_in_the_click_context(tmp_path, where):
 def test_architecture_doc_names_only_modules_that_exist():
     """docs/architecture.md draws the data flow with module names; each must exist (except the
     typed model, which the doc marks as coming with issue 14 item 1)."""
-    import re
 
     text = (ROOT / "docs" / "architecture.md").read_text()
     names = set(re.findall(r"\b((?:core|cli|ui)/[a-z_]+(?:\.py)?)", text))
@@ -122,3 +122,24 @@ def test_architecture_doc_names_only_modules_that_exist():
         if not (base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()) and name != "core/model":
             missing.append(name)
     assert missing == []
+
+
+def test_ci_runs_every_static_check_before_the_tests():
+    """.ci/run stops on lint, format, types, contracts or import cycles before any test runs."""
+    text = (ROOT / ".ci" / "run").read_text()
+    tests_at = text.index('bash -c "$TEST_CMD"')
+    for check in (
+        "ruff check cutediff_tui tests benchmarks",
+        "ruff format --check cutediff_tui tests benchmarks",
+        "mypy cutediff_tui/core",
+        "lint-imports",
+        ".ci/check_imports.py cutediff_tui",
+    ):
+        assert -1 < text.find(check) < tests_at, check
+    assert "set -euo pipefail" in text and "exit 1" in text
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["lint"]
+    assert {re.split(r"[=<>]", r)[0] for r in lint} >= {"ruff", "mypy", "import-linter"}
