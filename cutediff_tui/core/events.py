@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-Side = Literal["a", "b"]
+from .model.types import Side
 
 __all__ = [
     "AnalysisCached",

@@ -128,8 +128,10 @@ def _header(c: dict) -> str:
         meta.append(e(c["created"]))
     if meta:
         out.append(f'<p class="meta">{" · ".join(meta)}</p>')
-    for s, err in M.side_errors(c):
-        out.append(f'<div class="alert"><b>Side {s.upper()} ({e(M.side_name(c, s))}) failed:</b> {e(err)}</div>')
+    for failed, err in M.side_errors(c):
+        out.append(
+            f'<div class="alert"><b>Side {failed.upper()} ({e(M.side_name(c, failed))}) failed:</b> {e(err)}</div>'
+        )
     ks = M.kernels(c)
     if len(ks) > 1:
         out.append(_overview(c, ks))
