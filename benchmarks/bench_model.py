@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cutediff_tui.samples import bundled_sample_dir
+
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0" / "comparison.json"
+SAMPLE = bundled_sample_dir() / "comparison.json"
 
 # ---------------------------------------------------------------- msgspec
 

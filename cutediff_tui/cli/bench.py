@@ -1,37 +1,52 @@
-"""``cutediff bench``: interleaved A/B timing on the local GPU."""
+"""``cutediff bench``: any recipe with a bench hook, both toolchains on one GPU, per kernel.
+
+Registered in :data:`cutediff_tui.cli.COMMANDS`.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ..core.options import command_line
-from .common import guarded, out_console, progress_printer
+from ..core.errors import CutediffError
+from ..core.options import command_line, compare_options
+from .common import err_console, guarded, out_console, progress_printer, recipe_options
+
+
+def _side_params(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        if "=" not in item:
+            raise CutediffError(f"{flag} {item!r} is not NAME=VALUE.", f"Write it as e.g. {flag} hdim=64.")
+        k, v = item.split("=", 1)
+        out[k.replace("-", "_")] = v
+    return out
 
 
 @click.command()
 @click.argument("a")
 @click.argument("b")
-@click.option("--with", "with_", multiple=True, help="Pin shared by both sides.")
-@click.option("--cuda", type=click.Choice(["12", "13"]), default=None)
+@recipe_options
+@click.option("--a-param", "a_params", multiple=True, help="Parameter for side A only, NAME=VALUE.")
+@click.option("--b-param", "b_params", multiple=True, help="Parameter for side B only, NAME=VALUE.")
 @click.option(
-    "--kernel", type=click.Choice(["fa4-fwd", "fa4-bwd", "fa4-fwdbwd"]), default="fa4-fwdbwd", show_default=True
+    "--shape", "shapes", multiple=True, help="FA4: TOTALxHEADSh/DOCS (default: 8192x32h/4, 32768x32h/8, 32768x16h/1)."
 )
-@click.option(
-    "--shape", "shapes", multiple=True, help="TOTALxHEADSh/DOCS (default: 8192x32h/4, 32768x32h/8, 32768x16h/1)."
-)
-@click.option("--hdim", type=int, default=128, show_default=True)
-@click.option("--causal/--no-causal", default=True, show_default=True)
 @click.option("--rounds", type=int, default=10, show_default=True, help="Rounds per side (A and B alternate).")
 @click.option("--warmup", type=int, default=5, show_default=True, help="Untimed calls before each round.")
 @click.option("--iters", type=int, default=20, show_default=True, help="Timed calls per round (one sample each).")
 @click.option("--l2-flush", is_flag=True, help="Clear the L2 cache before each timed call.")
 @click.option("--tolerance", type=float, default=0.01, show_default=True, help="Relative change counted as SAME.")
+@click.option("--no-kernels", is_flag=True, help="Skip the per-kernel times (CUPTI through torch.profiler).")
+@click.option("--profile", is_flag=True, help="Nsight Compute on both sides: spill traffic, occupancy, stalls.")
+@click.option("--kernel-filter", default=None, help="Regular expression: profile only these kernels (--profile).")
+@click.option("--profile-dir", type=click.Path(path_type=Path), default=None, help="Keep ncu's CSV outputs here.")
+@click.option("--scheduler", default=None, help="Run on a Dask worker with a GPU: tcp://HOST:8786.")
 @click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
-@click.option("--wheelhouse", type=click.Path(path_type=Path), default=None)
 @click.option(
     "--into",
     type=click.Path(path_type=Path),
@@ -39,61 +54,54 @@ from .common import guarded, out_console, progress_printer
     help="Attach the result to a saved comparison (its reports then show the bench).",
 )
 @click.option("--quiet", "-q", is_flag=True)
-@click.option("--debug", is_flag=True)
 @guarded
-def bench(
-    a: str,
-    b: str,
-    with_: tuple,
-    cuda: str | None,
-    kernel: str,
-    shapes: tuple,
-    hdim: int,
-    causal: bool,
-    rounds: int,
-    warmup: int,
-    iters: int,
-    l2_flush: bool,
-    tolerance: float,
-    json_out: str | None,
-    wheelhouse: Path | None,
-    into: Path | None,
-    quiet: bool,
-    debug: bool,
-) -> None:
-    """Time both toolchains on the local GPU, interleaved, with medians, a B/A interval and a verdict."""
-    from ..core.bench.runner import BenchConfig, check_gpu, run_bench
-    from ..core.bench.shapes import DEFAULT_SHAPES, parse_shape
-    from ..core.toolchain import create_env, parse_side
-    from ..render import bench_table
+def bench(a: str, b: str, **kw: Any) -> None:
+    """Time both toolchains on one GPU, interleaved: per call and per kernel, with medians, a B/A
+    interval and a verdict; --profile adds Nsight Compute's spill traffic and stalls."""
+    from ..core.bench.plan import plan_bench
+    from ..core.bench.remote import run_planned
+    from ..render_bench import bench_tables
 
-    check_gpu()
-    c = int(cuda) if cuda else None
-    specs = (parse_side(a, with_, c), parse_side(b, with_, c))
-    progress = progress_printer(quiet)
-    envs = tuple(create_env(s, wheelhouse=wheelhouse, progress=progress) for s in specs)
-    shp = tuple(parse_shape(x, hdim, causal) for x in shapes) or tuple(
-        type(s)(s.total, s.heads, s.docs, hdim, causal) for s in DEFAULT_SHAPES
+    if kw["rounds"] < 1 or kw["iters"] < 1 or kw["warmup"] < 0:
+        raise CutediffError("--rounds and --iters must be at least 1 and --warmup at least 0.")
+    opts = compare_options(a, b, kw)
+    side_params = (_side_params(kw["a_params"], "--a-param"), _side_params(kw["b_params"], "--b-param"))
+    plan = plan_bench(
+        opts,
+        side_params,
+        shapes=kw["shapes"],
+        rounds=kw["rounds"],
+        warmup=kw["warmup"],
+        iters=kw["iters"],
+        l2_flush=kw["l2_flush"],
+        tolerance=kw["tolerance"],
+        kernels=not kw["no_kernels"],
+        profile=kw["profile"],
+        kernel_filter=kw["kernel_filter"],
+        profile_dir=kw["profile_dir"],
+        local=kw["scheduler"] is None,
     )
-    cfg = BenchConfig(shp, kernel.removeprefix("fa4-"), rounds, warmup, iters, l2_flush, tolerance)
-
-    def listen(ev: dict) -> None:
-        if ev["event"] == "ready":
-            progress(f"side {ev['side'].upper()}: {ev['shape']} compiled and ran once ({ev['seconds']} s)")
-        elif ev["event"] == "samples" and ev["index"] == len(shp) - 1 and ev["side"] == "b":
-            progress(f"round {ev['round'] + 1}/{rounds} done")
-
-    result = run_bench(envs, cfg, listen)
-    result["sides"] = {s: {"label": sp.label, "versions": e.versions()} for s, sp, e in zip("ab", specs, envs)}
+    progress = progress_printer(kw["quiet"])
+    result = run_planned(plan, progress, scheduler=kw["scheduler"], wheelhouse=kw.get("wheelhouse"))
     result["command"] = command_line()
-    if into is not None:
+    if kw["into"] is not None:
         from ..core.bench.attach import attach_bench
 
-        attach_bench(into, result)
-        progress(f"attached the bench to {into}")
+        attach_bench(kw["into"], result)
+        progress(f"attached the bench to {kw['into']}")
+    json_out = kw["json_out"]
     if json_out == "-":
         sys.stdout.write(json.dumps(result, indent=1) + "\n")
         return
     if json_out:
         Path(json_out).write_text(json.dumps(result, indent=1) + "\n")
-    out_console.print(bench_table(result))
+    for renderable in bench_tables(result):
+        out_console.print(renderable)
+    prof = result.get("profile") or {}
+    if prof.get("error"):
+        err_console.print(f"[yellow]profile:[/] {prof['error']}", soft_wrap=True)
+
+
+for _p in bench.params:  # the bench's default recipe is FA4 forward + backward (compare's is the forward)
+    if _p.name == "kernel":
+        _p.default = "fa4-fwdbwd"

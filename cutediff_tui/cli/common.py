@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from ..core.errors import CutediffError
 from ..core.events import Event, Progress, render_event
+from ..terminal import SafeConsole
 
-err_console = Console(stderr=True, highlight=False)
-out_console = Console(highlight=False)
+err_console = SafeConsole(stderr=True, highlight=False)
+out_console = SafeConsole(highlight=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,6 +97,22 @@ def guarded(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def write_output(path: Path, text: str, *, inputs: tuple = (), option: str = "--json") -> None:
+    """Write a JSON output atomically; never through a symbolic link nor over an input."""
+    from ..core.files import check_output
+    from ..core.locking import atomic_write
+
+    check_output(path, inputs=inputs, force=True, option=option)
+    atomic_write(path, text)
+
+
+def exit_with(app: Any) -> None:
+    """Leave with the app's return code: a TUI that crashed exits non-zero (Textual printed why)."""
+    code = app.return_code
+    if code:
+        sys.exit(code)
+
+
 def side_error_lines(errors: list[str]) -> list[str]:
     """The sides' error sentences, once when both sides failed the same way."""
     from ..core.files import display
@@ -149,7 +165,7 @@ OWN_VALUE_OPTS = {
     "--max-slowdown",
     "--kernel-filter",
 }
-OWN_FLAGS = {"-q", "--quiet"}
+OWN_FLAGS = {"-q", "--quiet", "--force", "--keep-paths", "--allow-missing"}
 
 
 def compare_command(
@@ -187,10 +203,9 @@ def open_comparison(comparison: dict, source: Path | None = None) -> None:
     """Show a comparison in the TUI (returns when the app quits)."""
     from ..ui.app import CutediffApp
 
-    if source is None:
-        CutediffApp(comparison).run()
-    else:
-        CutediffApp(comparison, source=source).run()
+    app = CutediffApp(comparison) if source is None else CutediffApp(comparison, source=source)
+    app.run()
+    exit_with(app)
 
 
 def open_bisect(result: dict, progress: Progress) -> None:

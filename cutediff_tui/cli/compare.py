@@ -24,6 +24,7 @@ from .common import (
     progress_printer,
     recipe_options,
     side_error_lines,
+    write_output,
 )
 
 
@@ -38,6 +39,7 @@ from .common import (
 @click.option("--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4.")
 @click.option("--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled).")
 @click.option("--tui", is_flag=True, help="Open the result in the TUI.")
+@click.option("--keep-paths", is_flag=True, help="Keep home folders and user names in a --save result.")
 @click.option(
     "--a-source",
     default=None,
@@ -71,25 +73,29 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
             )
         return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
     comparison = run_compare_plan(opts, plan, progress)
-    errors = emit_comparison(comparison, json_out, save, progress)
+    errors = emit_comparison(comparison, json_out, save, progress, keep_paths=bool(kw.get("keep_paths")))
     if tui and not errors:
         open_comparison(comparison)
     if errors:
         sys.exit(ExitCode.ERROR)
 
 
-def emit_comparison(comparison: dict, json_out: str | None, save: Path | None, progress: Progress) -> list[str]:
+def emit_comparison(
+    comparison: dict, json_out: str | None, save: Path | None, progress: Progress, *, keep_paths: bool = False
+) -> list[str]:
     """Save, write or print one comparison as ``compare`` does, and print its side errors; returns them."""
     from ..core.resultdir import save_result
 
     if save:
-        comparison = save_result(comparison, save)
+        comparison = save_result(comparison, save, keep_paths)
         progress(f"saved to {save}")
     write_or_print(comparison, json_out, progress)
     return print_side_errors(comparison)
 
 
-def write_or_print(comparison: dict, json_out: str | None, progress: Progress | None = None) -> None:
+def write_or_print(
+    comparison: dict, json_out: str | None, progress: Progress | None = None, *, inputs: tuple = ()
+) -> None:
     """The comparison as JSON on stdout (``-``), or its tables (and the JSON in a file)."""
     from ..core.analysis_pipeline import dumps
     from ..render import comparison_tables
@@ -98,7 +104,7 @@ def write_or_print(comparison: dict, json_out: str | None, progress: Progress | 
         sys.stdout.write(dumps(comparison) + "\n")
         return
     if json_out:
-        Path(json_out).write_text(dumps(comparison) + "\n")
+        write_output(Path(json_out), dumps(comparison) + "\n", inputs=inputs, option="--json")
         if progress is not None:
             progress(f"wrote {json_out}")
     for renderable in comparison_tables(comparison):
@@ -202,6 +208,6 @@ def diff(path_a: Path, path_b: Path, json_out: str | None, allow_arch_mismatch: 
         err_console.print(f"[bold yellow]warning:[/] {escape(msg)}", soft_wrap=True)
 
     comparison = diff_paths(path_a, path_b, command=command_line(), allow_arch_mismatch=allow_arch_mismatch, warn=warn)
-    write_or_print(comparison, json_out)
+    write_or_print(comparison, json_out, inputs=(path_a, path_b))
     if print_side_errors(comparison):
         sys.exit(ExitCode.ERROR)

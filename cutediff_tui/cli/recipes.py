@@ -23,11 +23,11 @@ def _archs(archs: tuple[int, ...]) -> str:
 
 def recipe_table(r) -> Table:
     t = Table(
-        title=f"{r.name}: {r.summary}" if r.summary else r.name,
+        title=escape(f"{r.name}: {r.summary}" if r.summary else r.name),
         title_justify="left",
         show_edge=False,
         caption=f"archs {_archs(r.archs)}"
-        + (f" · needs {', '.join(r.needs)}" if r.needs else "")
+        + (f" · needs {escape(', '.join(r.needs))}" if r.needs else "")
         + ("" if r.strict else " · parameters not readable on this machine (passed as given)"),
         caption_justify="left",
     )
@@ -44,7 +44,7 @@ def recipe_table(r) -> Table:
         shown = [str(c) if c != "" else "''" for c in p.choices]
         choices = f" ({'|'.join(shown)})" if p.choices else ""
         opt = "--" + p.name.replace("_", "-") if flags else f"--param {p.name}="
-        t.add_row(opt, p.type, default, escape(p.help + choices))
+        t.add_row(escape(opt), escape(str(p.type)), escape(default), escape(p.help + choices))
     return t
 
 

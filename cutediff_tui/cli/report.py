@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.text import Text
 
 from ..core.errors import CutediffError
@@ -80,10 +81,30 @@ def _side_errors(comparison: dict) -> list[str]:
     ]
 
 
-def _save_json(comparison: dict, path: str) -> None:
+def _save_json(comparison: dict, path: str, inputs: tuple = (), keep_paths: bool = True) -> None:
+    from ..core.files import check_output
+    from ..core.locking import atomic_write
     from ..core.report.jsonout import render_json
 
-    Path(path).write_text(render_json(comparison, validate=False))
+    check_output(Path(path), inputs=inputs, force=True, option="--json")
+    atomic_write(Path(path), render_json(comparison, validate=False, keep_paths=keep_paths))
+
+
+def _inputs(args: tuple[str, ...] | None, result: Path | None = None) -> tuple[Path, ...]:
+    """Files and folders a report/check command reads (its outputs may not be one of them)."""
+    paths = [Path(a) for a in (args or ()) if Path(a).exists()]
+    if result is not None:
+        paths.append(Path(result))
+    return tuple(paths)
+
+
+def _write_safely(comparison: dict, path: Path, fmt: str | None, inputs, force: bool, keep_paths: bool, option: str):
+    from ..core.files import check_output
+    from ..core.locking import atomic_write
+    from ..core.report import format_for_path, render
+
+    check_output(path, inputs=inputs, force=force, option=option)
+    atomic_write(path, render(comparison, fmt or format_for_path(path), keep_paths=keep_paths))
 
 
 # ---------------------------------------------------------------- report
@@ -103,10 +124,19 @@ def _save_json(comparison: dict, path: str) -> None:
     "-o", "--output", type=click.Path(path_type=Path), default=None, help="Write the report to FILE (default: stdout)."
 )
 @click.option("--json", "json_out", default=None, help="Also save the comparison as JSON to PATH.")
+@click.option("--force", is_flag=True, help="Replace an existing output file.")
+@click.option("--keep-paths", is_flag=True, help="Keep home folders and user names in a JSON report.")
 @_crosscheck_options
 @guarded
 def report(
-    args: tuple[str, ...], fmt: str | None, output: Path | None, json_out: str | None, quiet: bool, **kw: Any
+    args: tuple[str, ...],
+    fmt: str | None,
+    output: Path | None,
+    json_out: str | None,
+    force: bool,
+    keep_paths: bool,
+    quiet: bool,
+    **kw: Any,
 ) -> None:
     """Write a report of a comparison: Markdown for a GitHub issue, self-contained HTML, or JSON.
 
@@ -114,23 +144,28 @@ def report(
     cutediff compare (then both sides are compiled), or two artifact folders, as for cutediff diff.
 
     \b
-    cutediff report samples/fa4-sm103a-4.5.1-vs-4.8.0 -o report.md
+    cutediff report my-result/ -o report.md
     cutediff report 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --arch sm_103a -o report.html
     """
-    from ..core.report import format_for_path, render, write_report
+    from ..core.files import check_output
+    from ..core.report import format_for_path, render
 
+    inputs = _inputs(args)
+    for out in (output, json_out):  # refused before any compile
+        if out:
+            check_output(Path(out), inputs=inputs, force=force, option="-o" if out is output else "--json")
     comparison = obtain_comparison(args, kw, quiet, compare_command(sys.argv[1:], "report"))
     fmt = fmt or format_for_path(output)
     if json_out:
-        _save_json(comparison, json_out)
+        _save_json(comparison, json_out, inputs, keep_paths)
     if output is None:
-        sys.stdout.write(render(comparison, fmt))
+        sys.stdout.write(render(comparison, fmt, keep_paths=keep_paths))
     else:
-        write_report(comparison, output, fmt)
+        _write_safely(comparison, output, fmt, inputs, True, keep_paths, "-o")
         progress_printer(quiet)(f"wrote {output} ({fmt})")
     errors = _side_errors(comparison)
     for err in errors:
-        err_console.print(f"[bold red]error:[/] {err}", soft_wrap=True, markup=True, highlight=False)
+        err_console.print(f"[bold red]error:[/] {escape(err)}", soft_wrap=True, markup=True, highlight=False)
     if errors:
         sys.exit(ExitCode.ERROR)
 
@@ -201,6 +236,12 @@ _STATUS_STYLE = {
     default=None,
     help="Also write a report to FILE (.md, .html or .json).",
 )
+@click.option("--force", is_flag=True, help="Replace an existing --report file.")
+@click.option(
+    "--allow-missing",
+    is_flag=True,
+    help="Skip a limit whose figure is missing, null or invalid (by default that fails the check).",
+)
 @_crosscheck_options
 @guarded
 def check(
@@ -216,6 +257,8 @@ def check(
     junit: Path | None,
     json_out: str | None,
     report_out: Path | None,
+    force: bool,
+    allow_missing: bool,
     quiet: bool,
     **kw: Any,
 ) -> None:
@@ -228,9 +271,18 @@ def check(
     cutediff check 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --max-spill-bytes 0
     cutediff check --result comparison.json --max-register-delta 8 --junit check.xml
     """
-    from ..core.report import CheckOutcome, CheckResult, Limits, check_comparison, junit_xml, write_report
+    from ..core.files import check_output
+    from ..core.report import CheckOutcome, CheckResult, Limits, check_comparison, junit_xml
     from ..core.report.check import figure_limit
 
+    inputs = _inputs(None, result)
+    for out, opt, must_be_new in (
+        (report_out, "--report", True),
+        (json_out, "--json", False),
+        (junit, "--junit", False),
+    ):
+        if out:
+            check_output(Path(out), inputs=inputs, force=force or not must_be_new, option=opt)
     try:
         limits = Limits(
             max_spill_bytes,
@@ -240,6 +292,7 @@ def check(
             kernel_filter,
             max_figures=tuple(figure_limit(t, "--max") for t in max_figures),
             max_deltas=tuple(figure_limit(t, "--max-delta") for t in max_deltas),
+            allow_missing=allow_missing,
         )
         if result is not None and sides:
             raise CutediffError(
@@ -263,9 +316,9 @@ def check(
         raise
     res = check_comparison(comparison, limits)
     if json_out:
-        _save_json(comparison, json_out)
+        _save_json(comparison, json_out, inputs)
     if report_out is not None:
-        write_report(comparison, report_out)
+        _write_safely(comparison, report_out, None, inputs, True, True, "--report")
     if junit is not None:
         junit.write_text(junit_xml(res))
     for o in res.outcomes:

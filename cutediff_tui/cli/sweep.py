@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..core.errors import CutediffError
 from ..core.options import command_line
-from .common import ExitCode, emit_json, err_console, guarded, out_console, progress_printer
+from .common import ExitCode, emit_json, err_console, exit_with, guarded, out_console, progress_printer
 
 # ---------------------------------------------------------------- sweep
 
@@ -150,9 +150,11 @@ def sweep(
         sys.exit(ExitCode.INTERRUPTED)
     emit_sweep(result, json_out, html_out, progress)
     if tui:
-        from .ui.screens.sweep import SweepApp
+        from ..ui.screens.sweep import SweepApp
 
-        SweepApp(result).run()
+        app = SweepApp(result)
+        app.run()
+        exit_with(app)
     if any(c.get("status") != "ok" for c in result["cells"]):
         sys.exit(ExitCode.ERROR if all(c.get("status") != "ok" for c in result["cells"]) else ExitCode.OK)
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from .common import guarded, open_bisect, open_comparison, progress_printer
+from ..core.errors import CutediffError
+from .common import exit_with, guarded, open_bisect, open_comparison, progress_printer
 
 
 def open_tui(path: Path | None) -> None:
@@ -44,13 +45,17 @@ def sweep_or_bisect(path: Path) -> dict | None:
     file that is not a JSON object: the comparison loader then says why in one sentence). A
     comparison written by cutediff names its schema first, so it is recognised from its first bytes
     and its MBs are parsed only once, on their way to the TUI."""
+    if not Path(path).is_file():  # a FIFO or a device is refused by the comparison loader
+        return None
     try:
         with open(path, "rb") as fh:
             head = fh.read(512)
         if re.match(rb'\s*\{\s*"schema"\s*:\s*"cutediff\.comparison/\d+"', head):
             return None
-        data = json.loads(Path(path).read_bytes())
-    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError too
+        from ..core.files import read_bounded
+
+        data = json.loads(read_bounded(Path(path)))
+    except (OSError, ValueError, RecursionError, CutediffError):  # UnicodeDecodeError is a ValueError too
         return None
     if isinstance(data, dict) and data.get("schema") in ("cutediff.sweep/1", "cutediff.bisect/1"):
         return data
@@ -65,6 +70,8 @@ def open_many(result: dict) -> None:
         from ..ui.screens.sweep import SweepApp
 
         grid(result)  # refuses a damaged result in one sentence before the app starts
-        SweepApp(result).run()
+        app = SweepApp(result)
+        app.run()
+        exit_with(app)
         return
     open_bisect(result, progress_printer())

@@ -1,16 +1,34 @@
-"""From two sides' builds to one comparison: disassembly (cached), metrics, spill sites, alignment."""
+"""From two sides' builds to one comparison: disassembly (cached), metrics, spill sites, alignment.
+
+Per kernel and side, :func:`side_kernel` returns plain data; besides resources, opcodes,
+classes, spill sites and pressure it holds these analysis facts (each the ``to_json()`` of a
+typed result, so the figure registry can read them):
+
+* ``memory``: SASS memory operations by address space, direction and width
+  (:class:`.analysis.memory.MemoryOps`: ``by_space`` counts/bytes, ``ops`` rows such as
+  ``STG.E.128``); ``local_loads``/``local_stores`` and ``local_load_bytes``/``local_store_bytes``
+  count every local access (``LDL``/``STL`` and generic ``LD``/``ST`` to the stack).
+* ``budgets``: ``USETMAXREG`` register budgets with warp roles and launch bounds
+  (:class:`.analysis.budgets.RegisterBudgets`; ``display`` is ``"176/88"``).
+* ``ptx``: ``local_bytes`` (the ``.local`` depot), ``opcodes`` (full dotted opcodes, type and
+  width kept), ``reg_decls`` (``.reg`` counts per type), ``memory`` and ``budgets`` (PTX forms
+  of the two above, ``setmaxnreg`` and ``.maxnreg``/``.reqntid``/``.minnctapersm``).
+
+Per kernel present on both sides, :func:`pair_analysis` adds ``ptx_opcode_ranking``: the 20
+PTX opcodes whose count changed most (:func:`.analysis.ptx_facts.opcode_deltas`).
+"""
 
 from __future__ import annotations
 
-import gzip
 import re
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .analysis import align as align_mod
-from .analysis import classes, pressure, spills, tools
+from .analysis import budgets, classes, memory, pressure, ptx_facts, spills, tools
 from .analysis.fingerprint import cubin_toolchain, ptx_toolchain
 from .analysis.ptx import parse_ptx
 from .analysis.resource_usage import parse_resource_usage
@@ -18,7 +36,7 @@ from .analysis.sass import SassListing, merge_sass, parse_sass
 from .errors import CutediffError
 from .events import CrosscheckStarted, Progress, SideAnalysed
 from .events import noop as _noop
-from .files import read_text
+from .files import read_bounded, read_text
 from .locking import atomic_write
 from .model.types import SIDES
 from .naming import kernel_class, unique_names
@@ -59,27 +77,77 @@ def text_cache_dir(build_key: str, index: str) -> Path:
     return cache_dir() / "disasm" / build_key / index
 
 
-def kernel_texts(cubin: Path, cache: Path | None, *, line_info: bool = False, live: bool = False) -> dict[str, str]:
-    """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there."""
+def _managed(cache: Path | None) -> bool:
+    """Whether ``cache`` is an entry of the user cache's ``disasm/`` (it then has a hash record)."""
+    if cache is None:
+        return False
+    try:
+        cache.resolve().relative_to((cache_dir() / "disasm").resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def kernel_texts(
+    cubin: Path,
+    cache: Path | None,
+    *,
+    line_info: bool = False,
+    live: bool = False,
+    repairs: list[str] | None = None,
+) -> dict[str, str]:
+    """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there.
+
+    An entry of the disassembly cache carries a hash record: one whose files changed on disk is
+    removed and made again, and the sentence saying so is appended to ``repairs``."""
     wanted: dict[str, dict[str, Any] | None] = {"sass": dict(), "res": None}
     if line_info:
         wanted["sass_g"] = dict(line_info=True)
     if live:
         wanted["lrm"] = dict(live_ranges=True)
+    managed = _managed(cache)
+    if not managed or cache is None:
+        return _kernel_texts(cubin, cache, wanted, repairs, managed=False)
+    from .locking import file_lock
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(cache.parent / f".{cache.name}.lock"):  # both sides of `diff X X` share an entry
+        return _kernel_texts(cubin, cache, wanted, repairs, managed=True)
+
+
+def _kernel_texts(
+    cubin: Path, cache: Path | None, wanted: dict, repairs: list[str] | None, *, managed: bool
+) -> dict[str, str]:
+    if managed and cache is not None and cache.is_dir():
+        from .cache_admin import clean_stale_temps, verify_record
+
+        clean_stale_temps(cache)
+        problem = verify_record(cache) if any(cache.iterdir()) else None
+        if problem is not None:
+            note = f"the disassembly cache entry {cache.parent.name[:12]}/{cache.name} was changed on disk ({problem}); rebuilt it"
+            if repairs is not None:
+                repairs.append(note)
+            shutil.rmtree(cache, ignore_errors=True)
     out: dict[str, str] = {}
+    wrote = False
     for name, kw in wanted.items():
         path = cache / f"{name}.txt" if cache else None
         if path is not None and path.is_file():
-            out[name] = path.read_text(errors="replace")
+            out[name] = read_bounded(path).decode(errors="replace")
             continue
         gz = cache / f"{name}.txt.gz" if cache else None
         if gz is not None and gz.is_file():
-            out[name] = gzip.decompress(gz.read_bytes()).decode(errors="replace")
+            out[name] = read_bounded(gz).decode(errors="replace")
             continue
         text = _run_tool_for(name, cubin, kw)
         out[name] = text
         if path is not None:
             atomic_write(path, text)
+            wrote = True
+    if managed and wrote and cache is not None:
+        from .cache_admin import write_record
+
+        write_record(cache)
     return out
 
 
@@ -147,13 +215,16 @@ def _entry(listing: SassListing):
 def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path | None, remarks: list) -> dict:
     """Metrics and listings of one compiled kernel of one side."""
     index = kdir.name
-    texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True)
+    repairs: list[str] = []
+    texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True, repairs=repairs)
     plain = parse_sass(texts["sass"])
     live = parse_sass(texts["lrm"])
     li_listing = None
     li_res = None
     if li_kdir is not None and li_build is not None:
-        li_texts = kernel_texts(li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True)
+        li_texts = kernel_texts(
+            li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True, repairs=repairs
+        )
         li_listing = parse_sass(li_texts["sass_g"])
         li_res = li_texts["res"]
     listing = merge_sass(plain, li_listing, live)
@@ -161,6 +232,8 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     func = _entry(listing)
     symbol = func.name
     metrics: dict[str, Any] = {"symbol": symbol, "sources": sources}
+    if repairs:
+        metrics["_repairs"] = repairs  # moved to the side's "repaired" list by analyze
     metrics.update(_resources(texts["res"], symbol))
     store, load = spills.spill_bytes(func)
     metrics["spill_store_bytes"] = store
@@ -177,6 +250,7 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     metrics["pressure"] = pressure_summary(func)
     metrics["line_info_mapped"] = bool(listing.merge and listing.merge.lineinfo == "mapped")
     ptx_text = read_text(kdir, "kernel.ptx")
+    ptx_budgets = None
     if ptx_text is not None:
         mod = parse_ptx(ptx_text)
         entry = max(mod.entries, key=lambda e: len(e.instrs)) if mod.entries else None
@@ -188,6 +262,16 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
             "local_bytes": entry.local_bytes if entry else 0,
             "opcodes": classes.ptx_opcode_counts(entry) if entry else {},
         }
+        if entry is not None:
+            ptx_budgets = budgets.ptx_register_budgets(entry)
+            metrics["ptx"]["reg_decls"] = ptx_facts.ptx_facts(entry).to_json()["reg_decls"]
+            metrics["ptx"]["memory"] = memory.ptx_memory_ops(entry).to_json()
+            metrics["ptx"]["budgets"] = ptx_budgets.to_json()
+    mem = memory.sass_memory_ops(func)
+    metrics["memory"] = mem.to_json()
+    metrics["local_loads"], metrics["local_load_bytes"] = mem.total("local", "load")
+    metrics["local_stores"], metrics["local_store_bytes"] = mem.total("local", "store")
+    metrics["budgets"] = budgets.sass_register_budgets(func, ptx_budgets).to_json()
     metrics["cubin_toolchain"] = cubin_toolchain((kdir / "kernel.cubin").read_bytes())
     compiles = {f"{c['index']:03d}": c for c in build.manifest.get("compiles", [])}
     c = compiles.get(index, {})
@@ -316,6 +400,12 @@ def pair_analysis(a: dict, b: dict) -> dict:
             "instruction_classes": _delta(a.get("instruction_classes", {}), b.get("instruction_classes", {})),
             "ptx_opcodes": {k: v for k, v in ptx_delta.items() if v[2]},
         },
+        "ptx_opcode_ranking": [
+            d.to_json()
+            for d in ptx_facts.opcode_deltas(
+                (a.get("ptx") or {}).get("opcodes", {}), (b.get("ptx") or {}).get("opcodes", {}), top=20
+            )
+        ],
         "spill_sites_diff": _plain(site_diff),
     }
 
@@ -450,6 +540,10 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             ],
             "packages": build.manifest.get("packages", {}) if build else {},
         }
+        for _name, m in _kernels:
+            for note in m.pop("_repairs", None) or []:
+                progress(f"side {s.upper()}: {note}")
+                sides[s]["repaired"].append(note)
     names_a = [n for n, _ in per_side[0][0]]
     names_b = [n for n, _ in per_side[1][0]]
     order = names_a + [n for n in names_b if n not in names_a]

@@ -13,8 +13,9 @@ import shutil
 from pathlib import Path
 
 from .build import Build
+from .cache_admin import clean_stale_temps, verify_record, write_record
 from .errors import CutediffError
-from .files import display
+from .files import display, read_bounded, refuse_irregular
 from .gpu import GpuProfile
 from .model.types import SIDES
 from .paths import cache_dir
@@ -26,6 +27,7 @@ def _collect(path: Path) -> list[tuple[str, Path | None, Path | None]]:
     """(name, cubin, ptx) per kernel found at ``path``."""
     if not path.exists():
         raise CutediffError(f"{path} does not exist.", "Give a .cubin, a .ptx or a folder of them.")
+    refuse_irregular(path, "file or folder (a .cubin, a .ptx or a dump folder)")
     if path.is_file():
         if path.suffix == ".ptx":
             return [(path.stem, None, path)]
@@ -44,6 +46,10 @@ def _collect(path: Path) -> list[tuple[str, Path | None, Path | None]]:
     if not found:
         ptxs = sorted(path.rglob("*.ptx"))
         found = [(p.stem, None, p) for p in ptxs]
+    for _name, cubin, ptx in found:  # a FIFO named kernel.cubin would block the copy forever
+        for p in (cubin, ptx):
+            if p is not None:
+                refuse_irregular(p, "artifact")
     if not found:
         raise CutediffError(
             f"{path} holds no .cubin or .ptx file.", "Point at a CUTE_DSL_DUMP_DIR made with CUTE_DSL_KEEP=ptx,cubin."
@@ -107,6 +113,13 @@ def import_side(path: Path) -> Build:
                 h.update(p.read_bytes())
     key = "import-" + h.hexdigest()[:20]
     root = cache_dir() / "imports" / key
+    clean_stale_temps(root.parent)  # left by a cutediff killed mid-import
+    repaired = None
+    if (root / "manifest.json").is_file():
+        problem = verify_record(root)
+        if problem is not None:
+            repaired = f"the imported artifacts {key} were changed on disk ({problem}); imported them again"
+            shutil.rmtree(root, ignore_errors=True)
     if not (root / "manifest.json").is_file():
         from .analysis.tools import check_cubin
 
@@ -127,9 +140,14 @@ def import_side(path: Path) -> Build:
                 else:
                     _assemble(kd / "kernel.ptx", kd / "kernel.cubin")
                 compiles.append({"index": i, "seconds": None, "callable": display(name)})
-            logs = "\n".join(p.read_text(errors="replace") for p in (path.glob("*.log") if path.is_dir() else []))
+            logs = "\n".join(
+                read_bounded(p).decode(errors="replace")
+                for p in (path.glob("*.log") if path.is_dir() else [])
+                if p.is_file()  # a FIFO or a device named *.log is skipped, not read
+            )
             (tmp / "compile.log").write_text(logs)
             (tmp / "manifest.json").write_text(json.dumps({"compiles": compiles, "source": display(path)}))
+            write_record(tmp)
             shutil.rmtree(root, ignore_errors=True)
             tmp.rename(root)
         except BaseException:
@@ -137,7 +155,7 @@ def import_side(path: Path) -> Build:
             raise
     manifest = json.loads((root / "manifest.json").read_text())
     kdirs = sorted((root / "kernels").iterdir())
-    return Build(key, root, manifest, True, 0.0, kernels=kdirs)
+    return Build(key, root, manifest, repaired is None, 0.0, repaired=repaired, kernels=kdirs)
 
 
 def side_archs(build: Build) -> list[str]:
@@ -159,6 +177,9 @@ def diff_paths(path_a: Path, path_b: Path, command: str = "", *, allow_arch_mism
     from .compare import CompareOptions, SideOutcome
 
     builds = [import_side(Path(p)) for p in (path_a, path_b)]
+    for b in builds:
+        if b.repaired and warn is not None:
+            warn(b.repaired[:1].upper() + b.repaired[1:] + ".")
     archs = [side_archs(b) for b in builds]
     arch = archs[0][0]
     mismatch = None

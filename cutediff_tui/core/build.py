@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cache_admin import mark_entry
 from .errors import CompileError, CutediffError
 from .events import DslImporting, KernelCompiled, Progress
 from .events import noop as _noop
@@ -324,6 +325,7 @@ def _compile_locked(
                 )
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
             shutil.rmtree(tmp / "dump", ignore_errors=True)
+            mark_entry(tmp)
             (tmp / "integrity.json").write_text(json.dumps({"files": _file_hashes(tmp)}))
             if use_cache:
                 if final.exists():
@@ -483,38 +485,17 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def cache_info() -> dict:
-    from .paths import cache_dir, envs_dir
+    """Every area of the cache with entries and sizes (see :mod:`.cache_admin`)."""
+    from .cache_admin import cache_info as info
 
-    def size(p: Path) -> int:
-        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else 0
-
-    arts = (
-        [p for p in artifacts_dir().iterdir() if p.is_dir() and not p.name.startswith(".")]
-        if artifacts_dir().is_dir()
-        else []
-    )
-    envs = [p for p in envs_dir().iterdir() if p.is_dir() and not p.name.startswith(".")] if envs_dir().is_dir() else []
-    return {
-        "root": str(cache_dir()),
-        "builds": len(arts),
-        "builds_bytes": size(artifacts_dir()),
-        "environments": len(envs),
-        "environments_bytes": size(envs_dir()),
-    }
+    return info()
 
 
-def cache_clear(what: str = "builds") -> int:
-    from .paths import envs_dir
+def cache_clear(what: str = "builds") -> dict:
+    """Remove the cache entries cutediff can prove it made (see :mod:`.cache_admin`)."""
+    from .cache_admin import cache_clear as clear
 
-    removed = 0
-    targets = [artifacts_dir()] if what == "builds" else [artifacts_dir(), envs_dir()]
-    for root in targets:
-        if root.is_dir():
-            for p in root.iterdir():
-                if p.is_dir():
-                    shutil.rmtree(p, ignore_errors=True)
-                    removed += 1
-    return removed
+    return clear(what)
 
 
 __all__ = ["Build", "BuildRequest", "compile_build", "CutediffError", "cache_info", "cache_clear"]

@@ -1,26 +1,29 @@
-"""Inter-process file locks and atomic writes for the cache."""
+"""Inter-process file locks and atomic writes for the cache.
+
+Locks come from :mod:`filelock` (``flock`` on POSIX, ``msvcrt.locking`` on Windows), so the
+module imports on every platform: viewing and reporting work on macOS and Windows too.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from filelock import FileLock
+
 
 @contextlib.contextmanager
 def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path`` (created if missing) for the block."""
+    """Hold an exclusive lock on ``path`` (created if missing) for the block.
+
+    The operating system drops the lock when the holder dies, even by ``kill -9``.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with FileLock(str(path)):
         yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:
@@ -39,6 +42,8 @@ def pid_alive(pid: int) -> bool:
     """Whether a process with this id exists (this process counts as alive)."""
     if pid == os.getpid():
         return True
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
+        return _pid_alive_windows(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -46,3 +51,18 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _pid_alive_windows(pid: int) -> bool:
+    import ctypes
+
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return kernel32.GetLastError() == 5  # ERROR_ACCESS_DENIED: it exists
+    try:
+        code = ctypes.c_ulong()
+        kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+        return code.value == 259  # STILL_ACTIVE
+    finally:
+        kernel32.CloseHandle(handle)

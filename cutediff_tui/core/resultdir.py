@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
 from .analysis_pipeline import cache_for, dumps
 from .locking import atomic_write
+from .paths import cache_dir
 
 ARTIFACTS = ("kernel.ptx", "kernel.cubin", "kernel.mlir")
 TEXTS = ("sass.txt", "sass_g.txt", "lrm.txt", "res.txt")
@@ -46,8 +48,9 @@ def _save_source(src: Path, folder: Path, side: str, short: str, copied: dict[tu
     return f"src/{side}/{short}"
 
 
-def save_result(comparison: dict, folder: Path) -> dict:
-    """Copy artifacts into ``folder`` and write comparison.json with paths relative to it."""
+def save_result(comparison: dict, folder: Path, keep_paths: bool = False) -> dict:
+    """Copy artifacts into ``folder`` and write comparison.json with paths relative to it (home
+    folders and the user name removed from the other strings unless ``keep_paths``)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     result = json.loads(dumps(comparison))
@@ -77,24 +80,145 @@ def save_result(comparison: dict, folder: Path) -> dict:
     for cc in (result.get("crosscheck") or {}).values():
         if isinstance(cc, dict):
             cc.pop("ptxas_paths", None)  # machine-specific
-    atomic_write(folder / "comparison.json", json.dumps(result, indent=1))
-    return absolutize(result, folder)
+    scrubbed = scrub_paths(result, keep_paths)
+    atomic_write(folder / "comparison.json", json.dumps(scrubbed, indent=1))
+    return absolutize(scrubbed, folder)  # type: ignore[arg-type]  # a dict scrubs to a dict
+
+
+def confined(base: Path, value: object) -> Path | None:
+    """The real path ``value`` names when it stays inside the result folder ``base`` (relative, no
+    ``..``, no symlink leading out); an absolute path may also name this machine's cutediff cache
+    (a comparison written by ``compare --json`` names its builds there); else None.
+
+    A result may come from someone else: it is data, never a pointer to a file on this machine.
+    """
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return None
+    p = Path(value)
+    roots: tuple[Path, ...]
+    if p.is_absolute():
+        cand, roots = p, (base, cache_dir())
+    elif ".." in p.parts:
+        return None
+    else:
+        cand, roots = base / p, (base,)
+    try:
+        real = cand.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    for root in roots:
+        try:
+            real.relative_to(root.resolve())
+            return real
+        except (ValueError, OSError):
+            continue
+    return None
 
 
 def absolutize(comparison: dict, base: Path) -> dict:
-    """Resolve kernel folders saved relative to a result folder."""
-    for k in comparison.get("kernels", []):
+    """Resolve kernel folders and sources saved relative to a result folder.
+
+    Paths that leave the folder (absolute ones outside the cache, ``..``, symlinks pointing out)
+    are not followed: a kernel folder becomes one that does not exist (its listings show as
+    missing) and a source is dropped (shown as "source not in the result"). The values as written
+    are kept under ``_refused`` so that :func:`portable` writes them back unchanged.
+    """
+    base = Path(base)
+    refused: list[list] = []
+    for i, k in enumerate(comparison.get("kernels", [])):
+        if not isinstance(k, dict):
+            continue
         for side in ("a", "b"):
             m = k.get(side)
-            if not m or "files" not in m:
+            if not isinstance(m, dict) or not isinstance(m.get("files"), dict):
                 continue
             for key in ("dir", "lineinfo_dir"):
                 v = m["files"].get(key)
-                if v and not Path(v).is_absolute():
-                    m["files"][key] = str((base / v).resolve())
-            srcs = m.get("sources") or {}
-            for short, v in list(srcs.items()):
-                if v and not Path(v).is_absolute():
-                    srcs[short] = str((base / v).resolve())
+                if v:
+                    real = confined(base, v)
+                    if real is None:
+                        refused.append([i, side, "files", key, v])
+                        m["files"][key] = str(base / ".not-in-result" / f"{i}-{side}-{key}")
+                    else:
+                        m["files"][key] = str(real)
+            srcs = m.get("sources")
+            if isinstance(srcs, dict):
+                for short, v in list(srcs.items()):
+                    real = confined(base, v)
+                    if real is None:
+                        refused.append([i, side, "sources", short, v])
+                        del srcs[short]
+                    else:
+                        srcs[short] = str(real)
     comparison["_base"] = str(base)
+    if refused:
+        comparison["_refused"] = refused
     return comparison
+
+
+def _home_and_user() -> tuple[str, str]:
+    import getpass
+    import os
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no user name for this uid
+        user = ""
+    return os.path.expanduser("~").rstrip("/"), user
+
+
+def scrub_paths(obj: object, keep_paths: bool = False) -> object:
+    """Every string in ``obj`` with the home folder written ``~`` and the user name as ``<user>``
+    (unless ``keep_paths``): results that travel do not name the people who made them."""
+    if keep_paths:
+        return obj
+    home, user = _home_and_user()
+    user_re = re.compile(rf"(?<![\w.-]){re.escape(user)}(?![\w.-])") if len(user) >= 3 else None
+
+    def fix(s: str) -> str:
+        if home and home != "/" and home in s:
+            s = s.replace(home, "~")
+        if user_re is not None and user in s:
+            s = user_re.sub("<user>", s)
+        return s
+
+    def walk(o: object) -> object:
+        if isinstance(o, str):
+            return fix(o)
+        if isinstance(o, dict):
+            return {fix(k) if isinstance(k, str) else k: walk(v) for k, v in o.items()}
+        if isinstance(o, list):
+            return [walk(v) for v in o]
+        return o
+
+    return walk(obj)
+
+
+def portable(comparison: dict, keep_paths: bool = False) -> dict:
+    """A JSON-ready copy whose kernel folders and sources are relative to the result folder it was
+    loaded from (when they are inside it), with home folders and user names removed."""
+    data = json.loads(dumps(comparison))
+    base = data.pop("_base", None)
+    refused = data.pop("_refused", None) or []
+    if base:
+        root = Path(base).resolve()
+        for k in data.get("kernels") or []:
+            for side in ("a", "b"):
+                m = k.get(side) if isinstance(k, dict) else None
+                if not isinstance(m, dict):
+                    continue
+                places = [(m.get("files") or {}, key) for key in ("dir", "lineinfo_dir")]
+                places += [(m.get("sources") or {}, key) for key in list(m.get("sources") or {})]
+                for holder, key in places:
+                    v = holder.get(key)
+                    if isinstance(v, str) and Path(v).is_absolute():
+                        try:
+                            holder[key] = str(Path(v).relative_to(root))
+                        except ValueError:
+                            pass
+    for i, side, where, key, value in refused:  # written back as they came
+        try:
+            data["kernels"][i][side].setdefault(where, {})[key] = value
+        except (IndexError, KeyError, TypeError, AttributeError):
+            continue
+    return scrub_paths(data, keep_paths)  # type: ignore[return-value]

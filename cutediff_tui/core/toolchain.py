@@ -278,15 +278,14 @@ def _yanked_only(data: dict, version: str) -> bool:
 
 
 def version_key(v: str) -> tuple:
-    parts = re.split(r"[.+-]", v)
-    key: list = []
-    for p in parts:
-        m = re.match(r"^(\d+)(.*)$", p)
-        if m:
-            key.append((int(m.group(1)), m.group(2) or "~"))
-        else:
-            key.append((-1, p))
-    return tuple(key)
+    """Sort key in PEP 440 order (4.8.0.dev0 < 4.8.0rc1 < 4.8.0 < 4.8.0.post1, by
+    :mod:`packaging.version`); a string that is not a version sorts before all versions, by its text."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return (1, Version(v), "")
+    except InvalidVersion:
+        return (0, Version("0"), v)
 
 
 def nearby_versions(version: str, versions: list[str], n: int = 5) -> list[str]:
@@ -639,7 +638,9 @@ def create_env(
 
 
 def list_envs() -> list[Env]:
-    return [e for e in (load_env(p) for p in _env_dirs()) if e]
+    """The created environments, by DSL version in PEP 440 order (4.10.0 after 4.9.0)."""
+    envs = [e for e in (load_env(p) for p in _env_dirs()) if e]
+    return sorted(envs, key=lambda e: (version_key(e.spec.dsl), e.name))
 
 
 def remove_env(target: str) -> list[str]:

@@ -3,7 +3,7 @@
 | key       | action                                  |
 |-----------|-----------------------------------------|
 | ?         | help (every key)                        |
-| q         | quit                                    |
+| q, ctrl+c | quit                                    |
 | ctrl+p    | command palette ("area: verb" commands) |
 
 The screen keys are listed in :mod:`cutediff_tui.ui.screens.main`.
@@ -17,12 +17,20 @@ from typing import ClassVar
 from textual.app import App
 from textual.binding import Binding
 
+from ..samples import is_bundled_sample
 from .commands import CutediffCommands
 from .screens.main import MainScreen
 from .settings import Settings, load_settings, save_settings
 from .themes import DEFAULT_THEME, domain_defaults, load_themes
 
-__all__ = ["CutediffApp"]
+__all__ = ["SAMPLE_NOTE", "CutediffApp"]
+
+#: The first line a new user reads: what the bundled sample is and how to compare their own kernel.
+SAMPLE_NOTE = (
+    "This is the bundled sample: FlashAttention-4 for sm_103a built with CuTe DSL 4.5.1 (A) and 4.8.0 (B), "
+    "where 4.8.0 spills. Compare your own kernel with c here, or run "
+    "`cutediff compare A B --kernel my_recipe.py` (docs/quickstart.md)."
+)
 
 
 class CutediffApp(App[None]):
@@ -34,7 +42,7 @@ class CutediffApp(App[None]):
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
 
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave cutediff"),
+        Binding("q,ctrl+c", "quit", "Quit", id="app.quit", tooltip="Leave cutediff"),
         Binding("question_mark", "help", "Help", id="app.help", tooltip="List every key"),
     ]
 
@@ -57,7 +65,9 @@ class CutediffApp(App[None]):
             gpu_probe: what the bench pane reports as the GPU (False: run nvidia-smi).
         """
         super().__init__()
-        self.comparison = comparison
+        from cutediff_tui.core.sanitize import visible_strings
+
+        self.comparison = visible_strings(comparison)  # no raw control character reaches the screen
         self.source = source
         self.versions = versions
         self.installed = installed
@@ -78,6 +88,8 @@ class CutediffApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen(self.comparison, normalised=self.settings.normalise))
+        if is_bundled_sample(self.source):
+            self.notify(SAMPLE_NOTE, title="bundled sample", timeout=20, markup=False)
         for problem in self.theme_problems:
             self.notify(f"Theme file skipped: {problem}", severity="warning", timeout=6, markup=False)
 
@@ -112,6 +124,7 @@ class CutediffApp(App[None]):
             "view": "views",
             "focus": "views",
             "search": "find",
+            "copy": "copy",
             "jump": "find",
             "compare": "compare",
             "bench": "other",
@@ -122,7 +135,7 @@ class CutediffApp(App[None]):
             groups.setdefault(area, []).append(b)
         groups.setdefault("app", []).extend(b for b in self.BINDINGS if isinstance(b, Binding))
         groups["compare dialog"] = [b for b in CompareScreen.BINDINGS if isinstance(b, Binding)]
-        order = ["move", "changes", "kernels", "views", "find", "compare", "other", "app", "compare dialog"]
+        order = ["move", "changes", "kernels", "views", "find", "copy", "compare", "other", "app", "compare dialog"]
         return [(k, groups[k]) for k in order if k in groups]
 
     def action_help(self) -> None:

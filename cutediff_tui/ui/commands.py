@@ -6,7 +6,7 @@
 |           | toggle register normalisation, search, jump to address or line          |
 | kernel    | next, previous, and one "kernel: show NAME" per kernel                   |
 | compare   | new, cross-check with ptxas versions                                     |
-| export    | report as Markdown                                                       |
+| export    | report to a file (asks format and name); copy report / hunk / rows       |
 | bench     | open pane                                                                |
 | theme     | dark, light, high-contrast (and any other theme file)                    |
 | app       | help, quit                                                               |
@@ -29,18 +29,21 @@ SCREEN_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("view: PTX", "Show the PTX of both sides, aligned", "view('ptx')"),
     ("view: MLIR", "Show the kept MLIR of both sides", "view('mlir')"),
     ("view: ptxas log", "Show resources, compiler remarks and the compile log", "view('log')"),
-    ("view: next hunk", "Move to the next changed hunk", "hunk(1)"),
+    ("view: next hunk", "Move to the next changed hunk (d)", "hunk(1)"),
     ("view: previous hunk", "Move to the previous changed hunk", "hunk(-1)"),
     ("view: next spill site", "Move to the next spill store/load (B when B spills)", "spill(1)"),
     ("view: previous spill site", "Move to the previous spill store/load", "spill(-1)"),
     ("view: toggle register normalisation", "Show registers without numbers (R12 → R•)", "toggle_normalise"),
-    ("view: search", "Search the focused side (regex, fuzzy fallback)", "search"),
+    ("view: search", "Search the focused side (regex, fuzzy fallback); n / N repeat it", "search"),
     ("view: jump to address or line", "Jump to 0x6630, .L_x_12, 925 or mask.py:680", "jump"),
     ("kernel: next", "Show the next kernel", "kernel(1)"),
     ("kernel: previous", "Show the previous kernel", "kernel(-1)"),
     ("compare: new", "Compile a new comparison: pick DSL A and B", "new_compare"),
     ("compare: cross-check with ptxas versions", "Re-assemble both PTXs with other ptxas versions", "crosscheck"),
-    ("export: report as Markdown", "Write cutediff-report.md in the current folder", "export"),
+    ("export: report to a file", "Markdown, HTML or JSON; asks for the name, never overwrites silently", "export"),
+    ("export: copy report to clipboard", "The Markdown report, through the terminal (OSC 52)", "copy_report"),
+    ("export: copy hunk to clipboard", "The hunk under the cursor as a diff", "copy_hunk"),
+    ("export: copy selected rows", "The selected rows (v) of the active side, else the cursor row", "copy_rows"),
     ("bench: open pane", "Time A and B on the local GPU, interleaved (or show the recorded bench)", "bench"),
 )
 APP_COMMANDS: tuple[tuple[str, str, str], ...] = (

@@ -403,9 +403,11 @@ def _sass_side(metrics: dict) -> tuple[Any, SideLines]:
 
     listing = load_listing(metrics)
     func = listing.main
+    # ncu's execution counts on spill sites (cutediff bench --profile --into this comparison)
+    executed = {x["addr"]: x["executed"] for x in metrics.get("spill_sites") or [] if "executed" in x}
     lines = [
         CodeLine(
-            text=i.text,
+            text=f"{i.text}  // executed {executed[i.addr]:,}x (ncu)" if i.addr in executed else i.text,
             addr=i.addr,
             spill=bool(i.is_spill),
             file=i.file,

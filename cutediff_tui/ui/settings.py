@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cutediff_tui.core.paths import config_dir
@@ -38,8 +38,13 @@ def load_settings() -> Settings:
         return Settings()
     if not isinstance(data, dict):
         return Settings()
-    known = {f.name for f in fields(Settings)}
-    return Settings(**{k: v for k, v in data.items() if k in known})
+    out = Settings()
+    theme, normalise = data.get("theme"), data.get("normalise")
+    if isinstance(theme, str) and len(theme) < 200:  # anything else (a list, a number) is ignored
+        out.theme = theme
+    if isinstance(normalise, bool):
+        out.normalise = normalise
+    return out
 
 
 def save_settings(settings: Settings) -> Path | None:

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cutediff_tui.core.remarks import short_path
+from cutediff_tui.core.sanitize import visible
+
+MAX_SOURCE_BYTES = 8_000_000
 
 __all__ = ["SourceRef", "resolve_source", "read_lines", "display_path", "search_roots"]
 
@@ -46,11 +49,15 @@ def display_path(file: str) -> str:
 
 
 def search_roots(comparison: dict, side: str) -> tuple[Path, ...]:
-    """Folders to look in for side ``side``'s sources, best first."""
+    """Folders to look in for side ``side``'s sources, best first.
+
+    A result loaded from a file (it has ``_base``) is searched only inside its own folder: it may
+    come from someone else, and its paths must not reach other files of this machine.
+    """
     roots: list[Path] = []
     base = comparison.get("_base")
     if base:
-        roots += [Path(base) / "src" / side, Path(base) / "sources" / side]
+        return (Path(base) / "src" / side, Path(base) / "sources" / side)
     env = (comparison.get("sides", {}).get(side) or {}).get("env")
     if env:
         from cutediff_tui.core.paths import envs_dir
@@ -60,20 +67,28 @@ def search_roots(comparison: dict, side: str) -> tuple[Path, ...]:
     return tuple(roots)
 
 
+def _inside(cand: Path, root: Path) -> bool:
+    try:
+        cand.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return cand.is_file()
+
+
 @functools.lru_cache(maxsize=1024)
-def _resolve(file: str, roots: tuple[Path, ...]) -> Path | None:
+def _resolve(file: str, roots: tuple[Path, ...], confined: bool = False) -> Path | None:
     p = Path(file)
-    if p.is_absolute() and p.is_file():
+    if not confined and p.is_absolute() and p.is_file():
         return p
-    parts = [x for x in p.parts if x not in ("/", "")]
+    parts = [x for x in p.parts if x not in ("/", "", ".", "..")]
     for root in roots:
         if not root.is_dir():
             continue
         for k in range(len(parts) - 1):
             cand = root.joinpath(*parts[k:])
-            if cand.is_file():
+            if _inside(cand, root):
                 return cand
-        if len(parts) == 1 and (root / parts[0]).is_file():
+        if len(parts) == 1 and _inside(root / parts[0], root):
             return root / parts[0]
     return None
 
@@ -88,13 +103,16 @@ def resolve_source(file: str, line: int, comparison: dict, side: str, known: dic
         local = (known or {}).get(key)
         if local and Path(local).is_file():
             return SourceRef(file, line, Path(local))
-    return SourceRef(file, line, _resolve(file, search_roots(comparison, side)))
+    confined = bool(comparison.get("_base"))
+    return SourceRef(file, line, _resolve(file, search_roots(comparison, side), confined))
 
 
 @functools.lru_cache(maxsize=64)
 def _read(path: str, mtime: float) -> tuple[str, ...]:
+    if os.path.getsize(path) > MAX_SOURCE_BYTES or not os.path.isfile(path):
+        return ()
     with open(path, encoding="utf-8", errors="replace") as f:
-        return tuple(f.read().splitlines())
+        return tuple(visible(line) for line in f.read().splitlines())
 
 
 def read_lines(path: Path) -> tuple[str, ...]:

@@ -1,10 +1,15 @@
-"""Themes: TOML files in ``<project>/themes`` turned into :class:`textual.theme.Theme`.
+"""Themes: TOML files turned into :class:`textual.theme.Theme`.
+
+The built-in themes (dark, light, high-contrast) are package data in
+``cutediff_tui/data/themes/``, so an installed wheel has all three; the user's own themes are
+read from ``<config dir>/themes/*.toml`` (``CUTEDIFF_CONFIG_DIR`` overrides the folder) and
+replace a built-in one of the same name.
 
 Each file holds the Theme fields at top level and a ``[variables]`` table with the domain
 variables every cutediff widget uses (``$diff-added``, ``$spill``, ``$regression``...).
 :data:`DOMAIN_DEFAULTS` gives those variables a fallback so that Textual's built-in themes
-still work; a file that fails to parse is skipped, and the built-in dark theme stays usable
-even when the folder is missing (an installed wheel without the checkout).
+still work; a file that fails to parse is skipped, and a dark theme built into this module
+stays usable even when every file is missing.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ except ImportError:  # Python 3.10
 
 from textual.theme import Theme
 
-from cutediff_tui.core.paths import project_root
+from cutediff_tui.core.paths import config_dir, package_root
 
 __all__ = [
     "DEFAULT_THEME",
@@ -29,6 +34,7 @@ __all__ = [
     "load_themes",
     "short_name",
     "themes_dir",
+    "user_themes_dir",
 ]
 
 DEFAULT_THEME = "cutediff-dark"
@@ -84,8 +90,13 @@ _THEME_FIELDS = {f.name for f in fields(Theme)}
 
 
 def themes_dir() -> Path:
-    """The folder of theme files (``<project root>/themes``)."""
-    return project_root() / "themes"
+    """The folder of the built-in theme files (package data)."""
+    return package_root() / "data" / "themes"
+
+
+def user_themes_dir() -> Path:
+    """The folder of the user's own theme files (``<config dir>/themes``)."""
+    return config_dir() / "themes"
 
 
 def short_name(theme_name: str) -> str:
@@ -120,17 +131,24 @@ class LoadedThemes:
     problems: list[str]
 
 
-def load_themes(folder: Path | None = None) -> LoadedThemes:
-    """All themes of ``folder`` (default :func:`themes_dir`), dark default first."""
-    folder = folder or themes_dir()
-    themes: list[Theme] = []
+def load_themes(*folders: Path) -> LoadedThemes:
+    """All themes of ``folders`` (default: the built-in ones, then the user's), dark default first.
+
+    A theme read later replaces an earlier one of the same name.
+    """
+    by_name: dict[str, Theme] = {}
     problems: list[str] = []
-    if folder.is_dir():
+    for folder in folders or (themes_dir(), user_themes_dir()):
+        if not folder.is_dir():
+            continue
         for path in sorted(folder.glob("*.toml")):
             try:
-                themes.append(theme_from_file(path))
+                theme = theme_from_file(path)
             except ValueError as exc:
                 problems.append(str(exc))
+                continue
+            by_name[theme.name] = theme
+    themes = list(by_name.values())
     if not any(t.name == DEFAULT_THEME for t in themes):
         themes.insert(0, _BUILTIN_DARK)
     themes.sort(key=lambda t: (t.name != DEFAULT_THEME, t.name))

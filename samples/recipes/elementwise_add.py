@@ -57,3 +57,11 @@ def add(ctx):
     a, b, c = (cute.runtime.make_fake_compact_tensor(dtype, (rows, p["cols"]), stride_order=(1, 0))
                for _ in range(3))
     cute.compile(elementwise_add, a, b, c, p["threads"], p["vec"])
+
+
+def bench(ctx):
+    """Bench hook (``cutediff bench``): 16384 rows of random data on the GPU, the compiled add."""
+    p = ctx.params
+    a, b, c = (ctx.to_cute(ctx.randn(16384, p["cols"], dtype=p["dtype"])) for _ in range(3))
+    compiled = cute.compile(elementwise_add, a, b, c, p["threads"], p["vec"])
+    return lambda: compiled(a, b, c)

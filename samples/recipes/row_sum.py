@@ -50,3 +50,12 @@ def row_sum(ctx):
     x = cute.runtime.make_fake_compact_tensor(dtype, (rows, p["cols"]), stride_order=(1, 0))
     y = cute.runtime.make_fake_compact_tensor(cutlass.Float32, (rows,))
     cute.compile(launch_row_sum, x, y, p["warps"])
+
+
+def bench(ctx):
+    """Bench hook (``cutediff bench``): 16384 random rows on the GPU, the compiled row sums."""
+    p = ctx.params
+    x = ctx.to_cute(ctx.randn(16384, p["cols"], dtype=p["dtype"]))
+    y = ctx.to_cute(ctx.empty(16384, dtype="fp32"))
+    compiled = cute.compile(launch_row_sum, x, y, p["warps"])
+    return lambda: compiled(x, y)

@@ -11,9 +11,10 @@ import textwrap
 from pathlib import Path
 
 from cutediff_tui.core.recipes import RecipeInfo
+from cutediff_tui.samples import bundled_sample_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0"
+SAMPLE = bundled_sample_dir()
 RAW = ROOT / "samples" / "raw"
 CUBIN_451 = RAW / "fa4-fwd-sm103a-4.5.1" / "kernel.cubin"
 CUBIN_480 = RAW / "fa4-fwd-sm103a-4.8.0" / "kernel.cubin"

@@ -156,7 +156,7 @@ def test_one_million_instruction_listing_stays_responsive(tmp_path):
             for key, check in (
                 ("G", lambda: screen.cursor == rows - 1),
                 ("g", lambda: screen.cursor == 0),
-                ("n", lambda: screen.cursor > 0),
+                ("d", lambda: screen.cursor > 0),  # next hunk
                 ("ctrl+d", lambda: screen.cursor > 0),
                 ("j", lambda: True),
             ):

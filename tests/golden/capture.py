@@ -16,8 +16,10 @@ from pathlib import Path
 from click.testing import CliRunner
 from rich.console import Console
 
+from cutediff_tui.samples import bundled_sample_dir
+
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0"
+SAMPLE = bundled_sample_dir()
 SWEEP = ROOT / "samples" / "sweeps" / "fa4-fwd-sm100a-sm103a.json"
 CHECK_ARGS = ["--max-spill-bytes", "0", "--max-register-delta", "0", "--max-stack-delta", "0", "--max-slowdown", "1"]
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from cutediff_tui.samples import bundled_sample_dir
+
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0"
+SAMPLE = bundled_sample_dir()
 
 
 def run(args, tmp_path, **kw):

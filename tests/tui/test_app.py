@@ -69,13 +69,13 @@ async def test_next_hunk(make_app):
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_fa4(pilot)
         assert screen.cursor == 0
-        await pilot.press("n")
+        await pilot.press("d")
         first = screen.cursor
         hit = screen.model.hunk_at(first)
         assert first > 0 and hit is not None and hit[1].start == first and hit[1].kind != "regalloc"
-        await pilot.press("n")
+        await pilot.press("d")
         assert screen.cursor > first
-        await pilot.press("N")
+        await pilot.press("D")
         assert screen.cursor == first
 
 
@@ -181,6 +181,8 @@ async def test_export_writes_report(make_app, tmp_path, monkeypatch):
     async with app.run_test(size=(120, 36)) as pilot:
         await open_fa4(pilot)
         await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("enter")  # the dialog proposes cutediff-report.md in the working folder
         await settle(pilot)
     report = tmp_path / "cutediff-report.md"
     assert report.is_file()
@@ -318,7 +320,8 @@ async def test_palette_provider_commands(make_app):
         for name in (
             "view: next spill site",
             "view: SASS",
-            "export: report as Markdown",
+            "export: report to a file",
+            "export: copy report to clipboard",
             "compare: new",
             "theme: dark",
             "theme: light",

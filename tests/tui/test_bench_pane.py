@@ -83,3 +83,73 @@ def test_bench_state_from_recorded_result():
     rows = st.rows()
     assert [r["label"] for r in rows] == ["8192x32h/4", "32768x32h/8", "32768x16h/1"]
     assert all(r["a"]["n"] == 400 and r["verdict"] == "SAME" for r in rows)
+
+
+def _profiled_result() -> dict:
+    """A bench result with per-kernel rows and Nsight Compute sides (as cutediff bench --profile writes)."""
+    result = json.loads(RECORDED.read_text())
+    row = result["shapes"][0]
+    row["kernels"] = [
+        {"kernel": "FlashAttentionForwardSm100", "launches": {"a": 1, "b": 1}, **{k: row[k] for k in ("a", "b")},
+         "ratio": 1.031, "ci_low": 1.024, "ci_high": 1.039, "verdict": "SLOWER"},
+    ]  # fmt: skip
+    result["profile"] = {
+        "sides": {
+            "a": {"kernels": {"FlashAttentionForwardSm100": {"local_gbps": 0.0, "registers": 128, "occupancy_pct": 12.4}}},
+            "b": {
+                "kernels": {
+                    "FlashAttentionForwardSm100": {
+                        "local_gbps": 1.2, "registers": 128, "occupancy_pct": 12.1,
+                        "top_stalls": [["long_scoreboard", 3.2]],
+                    }
+                },
+                "spills": {
+                    "FlashAttentionForwardSm100": {
+                        "sites": [{"address": "0x1", "sass": "STL [R1+0x6c], R3", "executed": 4096, "offset": 26160}],
+                        "ldl_executed": 0, "stl_executed": 4096,
+                    }
+                },
+            },
+        }
+    }  # fmt: skip
+    from cutediff_tui.core.bench.explain import explain
+
+    result["verdicts"] = explain(result)
+    row["host_ms"] = {"a": 1.151, "b": 1.149}
+    result["remote"] = {"scheduler": "tcp://10.0.0.7:8786", "host": "gpu-box"}
+    return result
+
+
+async def test_per_kernel_rows_profile_and_spill_counts_are_shown(make_app, comparison):
+    from cutediff_tui.core.bench.attach import annotate_spill_sites
+
+    result = _profiled_result()
+    comparison["bench"] = result
+    kernel = next(k for k in comparison["kernels"] if k["name"] == "FlashAttentionForwardSm100")
+    kernel["b"]["spill_sites"][0]["addr"] = 26160  # the recorded sample's first B site sits there
+    assert annotate_spill_sites(comparison, result) == 1
+    app = make_app(comparison, gpu_probe=None)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await settle(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        text = _text(app)
+        assert "per kernel (CUPTI)" in text and "FlashAttentionForwardSm100" in text and "SLOWER" in text
+        assert "0 → 1.2 GB/s" in text and "long_scoreboard 3.2" in text
+        assert "side B FlashAttentionForwardSm100 STL" in text and "executed 4,096" in text
+        assert "the slowdown comes with more spill traffic on side B" in text
+        assert "on Dask worker gpu-box (tcp://10.0.0.7:8786)" in text and "8192x32h/4 1.151/1.149" in text
+
+
+def test_spill_instructions_show_their_execution_counts_in_the_sass_pane(comparison):
+    from cutediff_tui.core.bench.attach import annotate_spill_sites
+    from cutediff_tui.ui.model import build_sass
+
+    result = _profiled_result()
+    kernel = next(k for k in comparison["kernels"] if k["name"] == "FlashAttentionForwardSm100")
+    kernel["b"]["spill_sites"][0]["addr"] = 26160
+    assert annotate_spill_sites(comparison, result) == 1
+    pane = build_sass(comparison, kernel)
+    shown = [ln.text for ln in pane.b.lines if "executed" in ln.text]
+    assert len(shown) == 1 and shown[0].endswith("// executed 4,096x (ncu)") and "STL" in shown[0]
+    assert not any("executed" in ln.text for ln in pane.a.lines)

@@ -21,9 +21,10 @@ from cutediff_tui.core.model.figures import FIGURES, Figure, dig
 from cutediff_tui.core.report import Limits, check_comparison, render_html, render_json, render_markdown
 from cutediff_tui.core.report.check import figure_limit
 from cutediff_tui.render import comparison_tables
+from cutediff_tui.samples import bundled_sample_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0" / "comparison.json"
+SAMPLE = bundled_sample_dir() / "comparison.json"
 FA4 = "FlashAttentionForwardSm100"
 
 DUMMY = Figure(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +17,9 @@ from cutediff_tui.core.model import (
     read_comparison,
     typed,
 )
+from cutediff_tui.samples import bundled_sample_dir
 
-SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0" / "comparison.json"
+SAMPLE = bundled_sample_dir() / "comparison.json"
 
 
 def test_sides_are_declared_once():

@@ -114,6 +114,10 @@ def test_register_and_stack_deltas_are_b_minus_a():
 def test_slowdown_uses_bench_ratio_or_says_not_measured():
     res = check_comparison(make(b_fwd=(128, 0, 0, 0)), Limits(max_slowdown_pct=5))
     (o,) = [o for o in res.outcomes if o.limit == "max-slowdown"]
+    assert o.status == "fail" and "not measured" in o.message  # the gate fails closed
+    assert res.exit_code == 1
+    res = check_comparison(make(b_fwd=(128, 0, 0, 0)), Limits(max_slowdown_pct=5, allow_missing=True))
+    (o,) = [o for o in res.outcomes if o.limit == "max-slowdown"]
     assert o.status == "skip" and "not measured" in o.message
     assert res.exit_code == 0
     res = check_comparison(make(b_fwd=(128, 0, 0, 0), bench_ratio=1.1), Limits(max_slowdown_pct=5))
@@ -169,7 +173,7 @@ def test_junit_one_testcase_per_kernel_and_limit():
     ]
     assert cases[0].find("failure").get("message").startswith("spill stores 176 B")
     assert cases[1].find("failure") is None and cases[4].find("failure") is not None
-    res = check_comparison(make(), Limits(max_slowdown_pct=1))
+    res = check_comparison(make(), Limits(max_slowdown_pct=1, allow_missing=True))
     root = ET.fromstring(junit_xml(res))
     assert root.get("skipped") == "1" and root.find("./testsuite/testcase/skipped") is not None
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from cutediff_tui.core.compare import load_json
 from cutediff_tui.core.resultdir import save_result
+from cutediff_tui.samples import bundled_sample_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "samples" / "fa4-sm103a-4.5.1-vs-4.8.0" / "comparison.json"
+SAMPLE = bundled_sample_dir() / "comparison.json"
 
 
 def test_identical_sources_are_saved_once(tmp_path):

@@ -12,4 +12,7 @@ Modules (import them directly; nothing is imported eagerly here):
 * :mod:`.pressure` - live-register pressure.
 * :mod:`.align` - rename-aware SASS / PTX alignment.
 * :mod:`.crosscheck` - ptxas version matrix.
+* :mod:`.memory` - memory operations by address space and width (SASS and PTX).
+* :mod:`.budgets` - register budgets (``setmaxnreg``/``USETMAXREG``) with warp roles, launch bounds.
+* :mod:`.ptx_facts` - PTX ``.local`` depot, register declarations, ranked opcode deltas.
 """

@@ -68,8 +68,16 @@ def cubin_sections(data: bytes) -> dict[str, tuple[int, bytes]]:
             return {}
         if shoff + shnum * shentsize > len(data):
             raise CutediffError("The cubin is truncated: its section header table lies past the end of the file.")
+        if shentsize < 64:
+            raise CutediffError(f"The cubin is malformed: its section headers are {shentsize} bytes, not 64.")
+        if shstrndx >= shnum:
+            raise CutediffError(
+                f"The cubin is malformed: its section-name table is section {shstrndx}, but it has {shnum} sections."
+            )
         hdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
         str_off, str_size = hdrs[shstrndx][4], hdrs[shstrndx][5]
+        if str_off + str_size > len(data):
+            raise CutediffError("The cubin is truncated: its section-name table lies past the end of the file.")
         strtab = data[str_off : str_off + str_size]
         out: dict[str, tuple[int, bytes]] = {}
         for name_off, sh_type, _fl, _addr, off, size, *_ in hdrs:

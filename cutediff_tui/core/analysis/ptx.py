@@ -231,300 +231,375 @@ def rewrite_ptx_version(text: str, new_version: str) -> str:
     return text[: m.start()] + repl + text[m.end() :]
 
 
+_PERF_DIRECTIVES = frozenset(
+    (
+        ".maxnreg",
+        ".maxntid",
+        ".reqntid",
+        ".minnctapersm",
+        ".maxnctapersm",
+        ".reqnctapercluster",
+        ".explicitcluster",
+        ".maxclusterrank",
+        ".pragma",
+        ".noreturn",
+        ".blocksareclusters",
+    )
+)
+
+
+class _PtxParser:
+    """One pass over a PTX text.
+
+    Each physical line is cleaned of comments (:meth:`strip_comments`), loses its leading
+    labels and braces (:meth:`labels_and_braces`), and is cut into ``;``-terminated statements
+    (:meth:`statements`, a statement may span lines). A statement is an instruction
+    (:meth:`add_instr`) or a directive, handled by the entry of :attr:`_DIRECTIVES` named after
+    it. Lines holding exactly one instruction, the bulk of a kernel, take a fast path in
+    :meth:`run`.
+    """
+
+    def __init__(self) -> None:
+        self.version: str | None = None
+        self.target: str | None = None
+        self.address_size: int | None = None
+        self.files: dict[int, str] = {}
+        self.entries: list[PtxEntry] = []
+        self.cur: PtxEntry | None = None  # the function being read
+        self.in_params = False  # inside a multi-line parameter list
+        self.depth = 0  # brace depth
+        self.loc: tuple | None = None  # last .loc
+        self.in_asm = False
+        self.pending_labels: list[str] = []
+        self.buf = ""  # a statement continued on the next line
+        self.buf_line = 0
+        self.with_body: set[int] = set()  # ids of entries that have a body (not declarations)
+        self.in_block_comment = False
+        self.saw_directive = False
+
+    def run(self, text: str) -> None:
+        add_instr = self.add_instr
+        line = self.line
+        # the fast path reads the parser state from locals, refreshed after each slow-path line
+        fast = False
+        for line_no, raw in enumerate(text.split("\n"), 1):
+            s = raw.strip()
+            # fast path: one complete instruction on the line (the bulk of a kernel body)
+            if (
+                fast
+                and s
+                and s[-1] == ";"
+                and (s[0] == "@" or "a" <= s[0] <= "z")
+                and s.count(";") == 1
+                and "/" not in s
+            ):
+                add_instr(s[:-1].rstrip(), line_no)
+            else:
+                line(s, line_no)
+                fast = bool(self.depth and not self.buf and not self.in_block_comment and self.cur is not None)
+
+    # ------------------------------------------------------------ physical lines
+
+    def line(self, s: str, line_no: int) -> None:
+        s = self.strip_comments(s)
+        if not s:
+            return
+        if not self.buf:
+            s = self.labels_and_braces(s)
+            if s and self.in_params:
+                s = self.param_line(s)
+            if not s:
+                return
+        if ";" in s:
+            self.statements(s, line_no)
+        else:
+            self.partial(s, line_no)
+
+    def strip_comments(self, s: str) -> str:
+        """Drop ``//`` and ``/* */`` comments (noting inline-asm markers); may return ``""``."""
+        if self.in_block_comment:
+            k = s.find("*/")
+            if k < 0:
+                return ""
+            s = s[k + 2 :].strip()
+            self.in_block_comment = False
+        if not s:
+            return s
+        k = s.find("//")
+        if k >= 0:
+            comment = s[k + 2 :].strip()
+            if comment == "begin inline asm":
+                self.in_asm = True
+            elif comment == "end inline asm":
+                self.in_asm = False
+            s = s[:k].rstrip()
+            if not s:
+                return s
+        k = s.find("/*")
+        if k >= 0:
+            e = s.find("*/", k + 2)
+            if e < 0:
+                self.in_block_comment = True
+                s = s[:k].rstrip()
+            else:
+                s = (s[:k] + " " + s[e + 2 :]).strip()
+        return s
+
+    def labels_and_braces(self, s: str) -> str:
+        """Take the labels (``$L__BB0_3:``) and braces at the start of a line; return the rest."""
+        while True:
+            c = s.find(":")
+            if c <= 0:
+                break
+            name = s[:c]
+            if (
+                " " in name
+                or "\t" in name
+                or "[" in name
+                or "," in name
+                or '"' in name
+                or (c + 1 < len(s) and s[c + 1] == ":")
+            ):
+                break
+            self.pending_labels.append(name)
+            s = s[c + 1 :].strip()
+            if not s:
+                return s
+        return self.braces(s)
+
+    def braces(self, s: str) -> str:
+        while s and s[0] in "{}":
+            if s[0] == "{":
+                self.open_brace()
+            else:
+                self.close_brace()
+            s = s[1:].strip()
+        return s
+
+    def param_line(self, s: str) -> str:
+        """A line of a multi-line parameter list: ``.param ...,`` or the closing ``)``."""
+        if s.startswith(")"):
+            self.in_params = False
+            return s[1:].strip()
+        if s.startswith(".param"):
+            pm = _PARAM_RE.search(s.rstrip(",").rstrip(")").strip())
+            if pm and self.cur is not None:
+                self.cur.params.append(pm.group(1))
+            if s.endswith(")"):
+                self.in_params = False
+            return ""
+        return s
+
+    def partial(self, s: str, line_no: int) -> None:
+        """A line without ``;``: a header that opens or closes a body, a directive, or part of a statement."""
+        if not self.buf:
+            if s.endswith("{"):
+                self.statement(s[:-1].strip(), line_no)
+                self.open_brace()
+                return
+            if s.endswith("}") and s.startswith("."):
+                self.statement(s[:-1].strip(), line_no)
+                self.close_brace()
+                return
+            if s[0] == ".":
+                # a directive without ';' (.version, .target, .file, .loc, .entry NAME( ...)
+                self.statement(s, line_no)
+                return
+            self.buf_line = line_no
+        self.buf = (self.buf + " " + s) if self.buf else s
+
+    def statements(self, s: str, line_no: int) -> None:
+        """A line with one or more ``;``: complete the pending statement and emit each one."""
+        if self.buf:
+            s = self.buf + " " + s
+            self.buf = ""
+        else:
+            self.buf_line = line_no
+        parts = s.split(";")
+        for part in parts[:-1]:
+            self.statement(part.strip(), self.buf_line)
+            self.buf_line = line_no
+        tail = self.braces(parts[-1].strip())
+        if tail:
+            self.buf = tail
+            self.buf_line = line_no
+
+    def open_brace(self) -> None:
+        self.depth += 1
+        self.in_params = False
+        if self.cur is not None and self.depth == 1:
+            self.with_body.add(id(self.cur))
+
+    def close_brace(self) -> None:
+        self.depth = max(0, self.depth - 1)
+        if self.depth == 0:
+            self.cur = None  # the function body ended
+
+    # ------------------------------------------------------------ statements
+
+    def statement(self, stmt: str, line_no: int) -> None:
+        if not stmt:
+            return
+        if stmt[0] == ".":
+            self.saw_directive = True
+            sp = stmt.find(" ")
+            sp2 = stmt.find("\t")
+            if sp < 0 or (0 <= sp2 < sp):
+                sp = sp2
+            handler = self._DIRECTIVES.get(stmt if sp < 0 else stmt[:sp])
+            if handler is not None:
+                handler(self, stmt)
+            return
+        if self.cur is not None and self.depth:
+            self.add_instr(stmt, line_no)
+
+    def add_instr(self, stmt: str, line_no: int) -> None:
+        if stmt[0] == "@":
+            parts = stmt.split(None, 2)
+            if len(parts) < 2:
+                return
+            pred, opcode = parts[0], parts[1]
+            operands = parts[2].strip() if len(parts) > 2 else ""
+        else:
+            parts = stmt.split(None, 1)
+            pred, opcode = "", parts[0]
+            operands = parts[1].strip() if len(parts) > 1 else ""
+        dot = opcode.find(".")
+        base = opcode if dot < 0 else opcode[:dot]
+        cur = self.cur
+        assert cur is not None  # the caller checked it
+        idx = len(cur.instrs)
+        if self.pending_labels:
+            for lab in self.pending_labels:
+                cur.labels.setdefault(lab, idx)
+            self.pending_labels.clear()
+        head = f"{pred} {opcode}" if pred else opcode
+        text = f"{head} {operands}" if operands else head
+        cur.instrs.append(PtxInstr(idx, line_no, pred, opcode, base, operands, text, self.loc, None, self.in_asm))
+
+    # ------------------------------------------------------------ directives (one handler each)
+
+    def d_loc(self, stmt: str) -> None:
+        parts = stmt[4:].replace(",", " ").split()
+        try:
+            self.loc = (int(parts[0]), int(parts[1]))
+        except (IndexError, ValueError):
+            self.loc = None
+
+    def d_reg(self, stmt: str) -> None:
+        if self.cur is None:
+            return
+        mm = _REG_RE.match(stmt)
+        if mm:
+            decls = self.cur.reg_decls
+            decls[mm.group(1)] = decls.get(mm.group(1), 0) + _reg_count(mm.group(2))
+
+    def d_local(self, stmt: str) -> None:
+        if self.cur is None or self.depth == 0:
+            return
+        mm = _LOCAL_RE.match(stmt)
+        if mm:
+            self.cur.local_bytes += _local_size(mm.group(1))
+
+    def d_version(self, stmt: str) -> None:
+        parts = stmt.split()
+        self.version = parts[1] if len(parts) > 1 else None
+
+    def d_target(self, stmt: str) -> None:
+        self.target = stmt[7:].strip().split(",")[0].strip() or None
+
+    def d_address_size(self, stmt: str) -> None:
+        try:
+            self.address_size = int(stmt.split()[1])
+        except (IndexError, ValueError):
+            self.address_size = None
+
+    def d_file(self, stmt: str) -> None:
+        mm = _FILE_DIR_RE.match(stmt)
+        if mm:
+            self.files[int(mm.group(1))] = mm.group(2)
+
+    def d_function(self, stmt: str) -> None:
+        """``.visible .entry NAME(`` and friends: a function header, with parameters on the line."""
+        mm = _ENTRY_RE.search(stmt)
+        if not mm or self.depth != 0 or (stmt.startswith(".extern") and ".func" not in stmt):
+            return
+        cur = self.cur = PtxEntry(mm.group(2), "entry" if mm.group(1) == "entry" else "func")
+        self.entries.append(cur)
+        self.loc = None
+        rest = stmt[mm.end() :]
+        self.in_params = "(" in rest and ")" not in rest
+        if "(" in rest:
+            for p in rest.split("(", 1)[1].split(")")[0].split(","):
+                pm = _PARAM_RE.search(p.strip())
+                if pm:
+                    cur.params.append(pm.group(1))
+
+    def d_param(self, stmt: str) -> None:
+        if self.cur is None or self.depth != 0:
+            return
+        pm = _PARAM_RE.search(stmt.rstrip(",").rstrip(")").strip())
+        if pm:
+            self.cur.params.append(pm.group(1))
+
+    def d_performance(self, stmt: str) -> None:
+        """``.maxnreg``, ``.reqntid``, ... between the header and the body: kept as written."""
+        if self.cur is not None and self.depth == 0:
+            self.cur.directives.append(stmt)
+
+    _DIRECTIVES = {
+        ".loc": d_loc,
+        ".reg": d_reg,
+        ".local": d_local,
+        ".version": d_version,
+        ".target": d_target,
+        ".address_size": d_address_size,
+        ".file": d_file,
+        ".visible": d_function,
+        ".weak": d_function,
+        ".extern": d_function,
+        ".entry": d_function,
+        ".func": d_function,
+        ".param": d_param,
+        **dict.fromkeys(_PERF_DIRECTIVES, d_performance),
+    }
+
+    # ------------------------------------------------------------ result
+
+    def module(self, head: str) -> PtxModule:
+        entries = [e for e in self.entries if id(e) in self.with_body]
+        if not self.saw_directive or (self.version is None and not entries):
+            raise CutediffError(
+                "The text is not PTX: no .version directive and no .entry/.func was found.",
+                hint="Pass the .ptx file the compiler kept (CUTE_DSL_KEEP=ptx).",
+            )
+        files = self.files
+        for e in entries:
+            for ins in e.instrs:
+                if ins.loc is not None:
+                    path = files.get(ins.loc[0])
+                    if path is not None:
+                        ins.source = (path, ins.loc[1])
+        release = build = nvvm = None
+        m = _RELEASE_RE.search(head)
+        if m:
+            release, build = m.group(1), m.group(2)
+        m = _NVVM_RE.search(head)
+        if m:
+            nvvm = m.group(1)
+        toolchain = f"CUDA {release}" if release else None
+        return PtxModule(self.version, self.target, self.address_size, toolchain, entries, files, release, build, nvvm)
+
+
 def _parse_ptx_impl(text: str) -> PtxModule:
     if text is None:
         text = ""
     text = text.rstrip("\x00")
     if not text.strip():
         raise CutediffError("The PTX text is empty.", hint="Check that the compile kept its PTX (CUTE_DSL_KEEP=ptx).")
-    head = text[:4096]
-    release = build = nvvm = None
-    m = _RELEASE_RE.search(head)
-    if m:
-        release, build = m.group(1), m.group(2)
-    m = _NVVM_RE.search(head)
-    if m:
-        nvvm = m.group(1)
-    version = target = None
-    address_size = None
-    files: dict[int, str] = {}
-    entries: list[PtxEntry] = []
-    cur: PtxEntry | None = None
-    in_params = False
-    depth = 0
-    loc: tuple | None = None
-    in_asm = False
-    pending_labels: list[str] = []
-    buf = ""
-    buf_line = 0
-    with_body: set[int] = set()
-    in_block_comment = False
-    saw_directive = False
-
-    def emit(stmt: str, line_no: int) -> None:
-        nonlocal version, target, address_size, cur, in_params, loc, saw_directive
-        if not stmt:
-            return
-        if stmt[0] == ".":
-            saw_directive = True
-            sp = stmt.find(" ")
-            sp2 = stmt.find("\t")
-            if sp < 0 or (0 <= sp2 < sp):
-                sp = sp2
-            d = stmt if sp < 0 else stmt[:sp]
-            if d == ".loc":
-                parts = stmt[4:].replace(",", " ").split()
-                try:
-                    loc = (int(parts[0]), int(parts[1]))
-                except (IndexError, ValueError):
-                    loc = None
-                return
-            if d == ".reg" and cur is not None:
-                mm = _REG_RE.match(stmt)
-                if mm:
-                    cur.reg_decls[mm.group(1)] = cur.reg_decls.get(mm.group(1), 0) + _reg_count(mm.group(2))
-                return
-            if d == ".local" and cur is not None and depth > 0:
-                mm = _LOCAL_RE.match(stmt)
-                if mm:
-                    cur.local_bytes += _local_size(mm.group(1))
-                return
-            if d == ".version":
-                version = stmt.split()[1] if len(stmt.split()) > 1 else None
-                return
-            if d == ".target":
-                target = stmt[7:].strip().split(",")[0].strip() or None
-                return
-            if d == ".address_size":
-                try:
-                    address_size = int(stmt.split()[1])
-                except (IndexError, ValueError):
-                    address_size = None
-                return
-            if d == ".file":
-                mm = _FILE_DIR_RE.match(stmt)
-                if mm:
-                    files[int(mm.group(1))] = mm.group(2)
-                return
-            if d in (".visible", ".weak", ".extern", ".entry", ".func"):
-                mm = _ENTRY_RE.search(stmt)
-                if mm and (d != ".extern" or ".func" in stmt) and depth == 0:
-                    cur = PtxEntry(mm.group(2), "entry" if mm.group(1) == "entry" else "func")
-                    entries.append(cur)
-                    loc = None
-                    in_params = "(" in stmt[mm.end() :] and ")" not in stmt[mm.end() :]
-                    rest = stmt[mm.end() :]
-                    if "(" in rest:
-                        for p in rest.split("(", 1)[1].split(")")[0].split(","):
-                            pm = _PARAM_RE.search(p.strip())
-                            if pm:
-                                cur.params.append(pm.group(1))
-                return
-            if d == ".param" and cur is not None and depth == 0:
-                pm = _PARAM_RE.search(stmt.rstrip(",").rstrip(")").strip())
-                if pm:
-                    cur.params.append(pm.group(1))
-                return
-            if (
-                d
-                in (
-                    ".maxnreg",
-                    ".maxntid",
-                    ".reqntid",
-                    ".minnctapersm",
-                    ".maxnctapersm",
-                    ".reqnctapercluster",
-                    ".explicitcluster",
-                    ".maxclusterrank",
-                    ".pragma",
-                    ".noreturn",
-                    ".blocksareclusters",
-                )
-                and cur is not None
-                and depth == 0
-            ):
-                cur.directives.append(stmt)
-                return
-            return
-        if cur is None or depth == 0:
-            return
-        add_instr(stmt, line_no)
-
-    def add_instr(stmt: str, line_no: int) -> None:
-        parts = stmt.split(None, 2) if stmt[0] == "@" else stmt.split(None, 1)
-        if stmt[0] == "@":
-            if len(parts) < 2:
-                return
-            pred = parts[0]
-            opcode = parts[1]
-            operands = parts[2].strip() if len(parts) > 2 else ""
-        else:
-            pred = ""
-            opcode = parts[0]
-            operands = parts[1].strip() if len(parts) > 1 else ""
-        dot = opcode.find(".")
-        base = opcode if dot < 0 else opcode[:dot]
-        instrs = cur.instrs  # type: ignore[union-attr]  # checked above (a closure's nonlocal)
-        idx = len(instrs)
-        if pending_labels:
-            for lab in pending_labels:
-                cur.labels.setdefault(lab, idx)  # type: ignore[union-attr]
-            pending_labels.clear()
-        if operands:
-            text_ = f"{pred} {opcode} {operands}" if pred else f"{opcode} {operands}"
-        else:
-            text_ = f"{pred} {opcode}" if pred else opcode
-        instrs.append(PtxInstr(idx, line_no, pred, opcode, base, operands, text_, loc, None, in_asm))
-
-    def open_brace() -> None:
-        nonlocal depth, in_params
-        depth += 1
-        in_params = False
-        if cur is not None and depth == 1:
-            with_body.add(id(cur))
-
-    def close_brace() -> None:
-        nonlocal depth, cur
-        depth = max(0, depth - 1)
-        if depth == 0:
-            cur = None  # the function body ended
-
-    for line_no, raw in enumerate(text.split("\n"), 1):
-        s = raw.strip()
-        # fast path: one complete instruction on the line (the bulk of a kernel body)
-        if (
-            depth
-            and not buf
-            and not in_block_comment
-            and s
-            and s[-1] == ";"
-            and cur is not None
-            and (s[0] == "@" or "a" <= s[0] <= "z")
-            and s.count(";") == 1
-            and "/" not in s
-        ):
-            add_instr(s[:-1].rstrip(), line_no)
-            continue
-        if in_block_comment:
-            k = s.find("*/")
-            if k < 0:
-                continue
-            s = s[k + 2 :].strip()
-            in_block_comment = False
-        if not s:
-            continue
-        k = s.find("//")
-        if k >= 0:
-            comment = s[k + 2 :].strip()
-            if comment == "begin inline asm":
-                in_asm = True
-            elif comment == "end inline asm":
-                in_asm = False
-            s = s[:k].rstrip()
-            if not s:
-                continue
-        k = s.find("/*")
-        if k >= 0:
-            e = s.find("*/", k + 2)
-            if e < 0:
-                in_block_comment = True
-                s = s[:k].rstrip()
-            else:
-                s = (s[:k] + " " + s[e + 2 :]).strip()
-            if not s:
-                continue
-        if not buf:
-            # labels at the start of a line (possibly followed by a statement)
-            while True:
-                c = s.find(":")
-                if c <= 0:
-                    break
-                name = s[:c]
-                if (
-                    " " in name
-                    or "\t" in name
-                    or "[" in name
-                    or "," in name
-                    or '"' in name
-                    or (c + 1 < len(s) and s[c + 1] == ":")
-                ):
-                    break
-                pending_labels.append(name)
-                s = s[c + 1 :].strip()
-                if not s:
-                    break
-            # braces at the start of a line
-            while s and s[0] in "{}":
-                if s[0] == "{":
-                    open_brace()
-                else:
-                    close_brace()
-                s = s[1:].strip()
-            if not s:
-                continue
-            if in_params:
-                if s.startswith(")"):
-                    in_params = False
-                    s = s[1:].strip()
-                    if not s:
-                        continue
-                elif s.startswith(".param"):
-                    pm = _PARAM_RE.search(s.rstrip(",").rstrip(")").strip())
-                    if pm and cur is not None:
-                        cur.params.append(pm.group(1))
-                    if s.endswith(")"):
-                        in_params = False
-                    continue
-        if ";" not in s:
-            if s.endswith("{") and not buf:
-                emit(s[:-1].strip(), line_no)
-                open_brace()
-                continue
-            if s.endswith("}") and not buf and s.startswith("."):
-                emit(s[:-1].strip(), line_no)
-                close_brace()
-                continue
-            if s[0] == "." and not buf:
-                # a directive without ';' (.version, .target, .file, .loc, .entry NAME( ...)
-                emit(s, line_no)
-                continue
-            if not buf:
-                buf_line = line_no
-            buf = (buf + " " + s) if buf else s
-            continue
-        if buf:
-            s = buf + " " + s
-            buf = ""
-        else:
-            buf_line = line_no
-        parts = s.split(";")
-        for part in parts[:-1]:
-            emit(part.strip(), buf_line)
-            buf_line = line_no
-        tail = parts[-1].strip()
-        while tail and tail[0] in "{}":
-            if tail[0] == "{":
-                open_brace()
-            else:
-                close_brace()
-            tail = tail[1:].strip()
-        if tail:
-            buf = tail
-            buf_line = line_no
-    entries = [e for e in entries if id(e) in with_body]
-    if not saw_directive or (version is None and not entries):
-        raise CutediffError(
-            "The text is not PTX: no .version directive and no .entry/.func was found.",
-            hint="Pass the .ptx file the compiler kept (CUTE_DSL_KEEP=ptx).",
-        )
-    for ent in entries:
-        for ins in ent.instrs:
-            if ins.loc is not None:
-                path = files.get(ins.loc[0])
-                if path is not None:
-                    ins.source = (path, ins.loc[1])
-    toolchain = f"CUDA {release}" if release else None
-    return PtxModule(version, target, address_size, toolchain, entries, files, release, build, nvvm)
+    parser = _PtxParser()
+    parser.run(text)
+    return parser.module(text[:4096])
 
 
 def parse_ptx(text: str) -> PtxModule:

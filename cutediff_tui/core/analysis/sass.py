@@ -6,8 +6,9 @@ comments, with ``inlined at`` chains) and ``-c -lrm count`` (a trailing
 as well as ``cuobjdump -sass`` style listings (``Function : name``, encoding comments).
 nvdisasm 13.4+ tags spill code with ``(*"SpillRefill"*)``; any ``(*"..."*)`` tag is kept.
 
-The parser is a single pass over the lines with string methods only on the hot path;
-the FA4 sample (about 6k instructions) parses in a few tens of milliseconds.
+The parser is a single pass over the lines; each line goes to the handler of its kind
+(:class:`_SassParser`), with string methods only on the hot path. The FA4 sample (about
+6k instructions) parses in a few tens of milliseconds.
 """
 
 from __future__ import annotations
@@ -212,232 +213,246 @@ def _strip_comment(s: str) -> str:
     return s[:k].rstrip() if k >= 0 else s
 
 
+def _live_columns(body: str) -> tuple[str, tuple | None]:
+    """Split the ``// | GPR | PRED | UGPR | UPRED |`` column off an instruction (``-lrm count``)."""
+    k = body.find("// |")
+    if k < 0:
+        return body, None
+    cols = body[k + 4 :].split("|")
+    nums = [(cols[i].strip() if len(cols) > i else "") for i in range(4)]
+    return body[:k], tuple(int(n) if n.isdigit() else 0 for n in nums)
+
+
+def _clean_body(body: str) -> tuple[str, tuple, bool]:
+    """Strip tags, encodings, dual-issue braces and the ``;``: (text, tags, had a ``;``)."""
+    tags: tuple = ()
+    if "(*" in body:
+        tags = tuple(_TAG_RE.findall(body))
+        body = _TAG_RE.sub("", body)
+    if "/*" in body:
+        body = _ENC_RE.sub("", body)
+    body = body.strip()
+    if body.startswith("{"):
+        body = body[1:].lstrip()
+    if body.endswith("}"):
+        body = body[:-1].rstrip()
+    semi = body.rfind(";")
+    if semi >= 0:
+        body = body[:semi].rstrip()
+    return body, tags, semi >= 0
+
+
+def _split_instruction(body: str) -> tuple[str, str, str, str, tuple] | None:
+    """``@P0 LDL.LU.64 R2, [R1+0x8]`` -> (pred, opcode, operands, base, modifiers); None if empty."""
+    if body[0] == "@":
+        sp = body.find(" ")
+        if sp < 0:
+            return None
+        pred = body[:sp]
+        rest = body[sp + 1 :].lstrip()
+    else:
+        pred = ""
+        rest = body
+    sp = rest.find(" ")
+    if sp < 0:
+        opcode, operands = rest, ""
+    else:
+        opcode, operands = rest[:sp], rest[sp + 1 :].strip()
+    dot = opcode.find(".")
+    if dot < 0:
+        return pred, opcode, operands, opcode, ()
+    return pred, opcode, operands, opcode[:dot], tuple(opcode[dot + 1 :].split("."))
+
+
+class _SassParser:
+    """One pass over a listing: each line goes to the handler of its kind.
+
+    Line kinds, by first character (:attr:`_BY_FIRST_CHAR`): ``/*addr*/`` instructions and
+    ``//##`` source locations (``/``), ELF directives ``.type``/``.other``/``.target`` (``.``),
+    and everything else: ``Function : name`` headers (cuobjdump) and ``name:`` labels, which
+    also open functions (``.text.NAME:`` or a name typed ``@function``).
+    """
+
+    def __init__(self) -> None:
+        self.functions: list[SassFunction] = []
+        self.func_names: set[str] = set()
+        self.entry_names: set[str] = set()
+        self.arch: str | None = None
+        self.cur: SassFunction | None = None
+        self.pending: list[str] = []  # labels waiting for their instruction
+        self.last_addr = -1
+        self.step = 16
+        self.loc: tuple[str | None, int | None, tuple] = (None, None, ())
+        self.loc_block: list[str] = []
+        self.in_loc = False
+        self.has_tags = False
+        self.has_live = False
+        self.has_loc = False
+        self.last_had_semi = True
+        self.candidates: list[SassInstr] = []  # tagged or STL/LDL: spill flags set at the end
+
+    def run(self, text: str) -> SassListing:
+        by_char = self._BY_FIRST_CHAR
+        other = _SassParser.other_line
+        instruction = self.instruction
+        for raw in text.split("\n"):
+            s = raw.strip()
+            if s[:2] == "/*":
+                instruction(s)  # the bulk of a listing
+            elif s:
+                by_char.get(s[0], other)(self, s)
+        self.flush_labels()
+        return self.finish()
+
+    # ------------------------------------------------------------ functions and labels
+
+    def start(self, name: str) -> None:
+        self.flush_labels()
+        self.cur = SassFunction(name)
+        self.functions.append(self.cur)
+        self.last_addr = -1
+        self.loc = (None, None, ())
+
+    def flush_labels(self) -> None:
+        """Labels after the last instruction point at the function's end address."""
+        if self.pending and self.cur is not None:
+            end = self.last_addr + self.step if self.last_addr >= 0 else 0
+            for lab in self.pending:
+                self.cur.labels.setdefault(lab, end)
+        self.pending.clear()
+
+    # ------------------------------------------------------------ line kinds
+
+    def slash_line(self, s: str) -> None:
+        if s.startswith("/*"):
+            self.instruction(s)
+        elif s.startswith("//##"):
+            self.location(s)
+
+    def dot_line(self, s: str) -> None:
+        if s.startswith(".L"):
+            self.other_line(s)
+            return
+        d = _strip_comment(s)
+        if d.startswith(".type") and d.endswith("@function"):
+            nm = d[5:].strip()
+            comma = nm.rfind(",")
+            if comma > 0:
+                self.func_names.add(nm[:comma].strip())
+        elif d.startswith(".other") and "STO_CUDA_ENTRY" in d:
+            nm = d[6:].strip()
+            comma = nm.find(",")
+            if comma > 0:
+                self.entry_names.add(nm[:comma].strip())
+        elif d.startswith(".target"):
+            parts = d.split()
+            if len(parts) > 1:
+                self.arch = parts[1]
+        elif d.startswith(".text.") and d.endswith(":"):
+            self.other_line(s)
+
+    def other_line(self, s: str) -> None:
+        if s.startswith("Function :") or s.startswith("Function:"):
+            self.start(s.split(":", 1)[1].strip())
+            return
+        colon = s.find(":")
+        if colon <= 0 or (colon + 1 < len(s) and s[colon + 1] not in " \t"):
+            return
+        name = s[:colon]
+        if " " in name or "\t" in name:
+            return
+        self.in_loc = False
+        if name.startswith(".text."):
+            fname = name[6:]
+            if self.cur is None or self.cur.name != fname:
+                self.start(fname)
+        elif name in self.func_names:
+            if self.cur is None or self.cur.name != name:
+                self.start(name)
+        else:
+            if self.cur is None:
+                self.start("<anonymous>")
+            self.pending.append(name)
+
+    def location(self, s: str) -> None:
+        """A ``//## File "...", line N`` comment (``-g``): applies to the instructions after it."""
+        if not self.in_loc:
+            self.loc_block = []
+            self.in_loc = True
+        self.loc_block.append(s)
+        self.loc = _parse_loc_block(self.loc_block)
+        if self.loc[0] is not None:
+            self.has_loc = True
+
+    def instruction(self, s: str) -> None:
+        end = s.find("*/", 2)
+        if end < 0:
+            return
+        addr_s = s[2:end]
+        if not addr_s or addr_s[0] in " \t" or addr_s[:2] == "0x":
+            return  # an encoding comment line (/* 0x... */)
+        try:
+            addr = int(addr_s, 16)
+        except ValueError:
+            return
+        body, live = _live_columns(s[end + 2 :])
+        if live is not None:
+            self.has_live = True
+        body, tags, self.last_had_semi = _clean_body(body)
+        if SPILL_TAG in tags:
+            self.has_tags = True
+        if not body:
+            return
+        parts = _split_instruction(body)
+        if parts is None:
+            return
+        pred, opcode, operands, base, mods = parts
+        if self.cur is None:
+            self.start("<anonymous>")
+        cur = self.cur
+        assert cur is not None  # start() above set it
+        if self.last_addr >= 0 and addr > self.last_addr:
+            self.step = addr - self.last_addr
+        if self.pending:
+            for lab in self.pending:
+                cur.labels.setdefault(lab, addr)
+            self.pending.clear()
+        self.last_addr = addr
+        self.in_loc = False
+        file, line, chain = self.loc
+        ins = SassInstr(
+            len(cur.instrs), addr, pred, opcode, base, mods, operands, body, tags, False, file, line, chain, live,
+            cur.name,
+        )  # fmt: skip
+        cur.instrs.append(ins)
+        if tags or base in _LOCAL_OPS:
+            self.candidates.append(ins)
+
+    _BY_FIRST_CHAR = {"/": slash_line, ".": dot_line}
+
+    # ------------------------------------------------------------ result
+
+    def finish(self) -> SassListing:
+        functions = [f for f in self.functions if f.instrs]
+        if not functions:
+            raise CutediffError(
+                "The text is not an nvdisasm SASS listing: no instruction lines (/*addr*/ OPCODE ...;) were found.",
+                hint="Pass the output of `nvdisasm -c kernel.cubin`.",
+            )
+        for f in functions:
+            f.is_entry = f.name in self.entry_names
+        for ins in self.candidates:
+            ins.is_spill = (SPILL_TAG in ins.tags) if self.has_tags else (ins.base in _LOCAL_OPS)
+        return SassListing(functions, self.arch, self.has_tags, self.has_loc, self.has_live, self.last_had_semi)
+
+
 def _parse_sass_impl(text: str) -> SassListing:
     if not text or not text.strip():
         raise CutediffError(
             "The SASS listing is empty.",
             hint="Check that nvdisasm ran on a cubin that contains code.",
         )
-    functions: list[SassFunction] = []
-    func_names: set[str] = set()
-    entry_names: set[str] = set()
-    arch: str | None = None
-    cur: SassFunction | None = None
-    instrs: list = []
-    labels: dict = {}
-    pending: list[str] = []
-    last_addr = -1
-    step = 16
-    cur_file: str | None = None
-    cur_line: int | None = None
-    cur_chain: tuple = ()
-    loc_block: list[str] = []
-    in_loc = False
-    has_tags = False
-    has_live = False
-    has_loc = False
-    last_had_semi = True
-    candidates: list = []
-    append = instrs.append
-    tag_findall = _TAG_RE.findall
-    tag_sub = _TAG_RE.sub
-
-    def start(name: str) -> None:
-        nonlocal cur, instrs, labels, append, last_addr, cur_file, cur_line, cur_chain
-        flush_end()
-        cur = SassFunction(name)
-        functions.append(cur)
-        instrs = cur.instrs
-        labels = cur.labels
-        append = instrs.append
-        last_addr = -1
-        cur_file, cur_line, cur_chain = None, None, ()
-
-    def flush_end() -> None:
-        if pending and cur is not None:
-            end = last_addr + step if last_addr >= 0 else 0
-            for lab in pending:
-                labels.setdefault(lab, end)
-        pending.clear()
-
-    for raw in text.split("\n"):
-        s = raw.strip()
-        if not s:
-            continue
-        c = s[0]
-        if c == "/":
-            if s.startswith("/*"):
-                end = s.find("*/", 2)
-                if end < 0:
-                    continue
-                addr_s = s[2:end]
-                if not addr_s or addr_s[0] in " \t" or addr_s[:2] == "0x":
-                    continue  # an encoding comment line (/* 0x... */)
-                try:
-                    addr = int(addr_s, 16)
-                except ValueError:
-                    continue
-                body = s[end + 2 :]
-                live = None
-                k = body.find("// |")
-                if k >= 0:
-                    cols = body[k + 4 :].split("|")
-                    body = body[:k]
-                    g = cols[0].strip() if len(cols) > 0 else ""
-                    p = cols[1].strip() if len(cols) > 1 else ""
-                    u = cols[2].strip() if len(cols) > 2 else ""
-                    up = cols[3].strip() if len(cols) > 3 else ""
-                    live = (
-                        int(g) if g.isdigit() else 0,
-                        int(p) if p.isdigit() else 0,
-                        int(u) if u.isdigit() else 0,
-                        int(up) if up.isdigit() else 0,
-                    )
-                    has_live = True
-                if "(*" in body:
-                    tags = tuple(tag_findall(body))
-                    body = tag_sub("", body)
-                    if SPILL_TAG in tags:
-                        has_tags = True
-                else:
-                    tags = ()
-                if "/*" in body:
-                    body = _ENC_RE.sub("", body)
-                body = body.strip()
-                if body.startswith("{"):
-                    body = body[1:].lstrip()
-                if body.endswith("}"):
-                    body = body[:-1].rstrip()
-                semi = body.rfind(";")
-                if semi >= 0:
-                    body = body[:semi].rstrip()
-                    last_had_semi = True
-                else:
-                    last_had_semi = False
-                if not body:
-                    continue
-                if body[0] == "@":
-                    sp = body.find(" ")
-                    if sp < 0:
-                        continue
-                    pred = body[:sp]
-                    rest = body[sp + 1 :].lstrip()
-                else:
-                    pred = ""
-                    rest = body
-                sp = rest.find(" ")
-                if sp < 0:
-                    opcode = rest
-                    operands = ""
-                else:
-                    opcode = rest[:sp]
-                    operands = rest[sp + 1 :].strip()
-                dot = opcode.find(".")
-                if dot < 0:
-                    base = opcode
-                    mods: tuple[str, ...] = ()
-                else:
-                    base = opcode[:dot]
-                    mods = tuple(opcode[dot + 1 :].split("."))
-                if cur is None:
-                    start("<anonymous>")
-                if last_addr >= 0 and addr > last_addr:
-                    step = addr - last_addr
-                if pending:
-                    for lab in pending:
-                        labels.setdefault(lab, addr)
-                    pending.clear()
-                last_addr = addr
-                in_loc = False
-                ins = SassInstr(
-                    len(instrs),
-                    addr,
-                    pred,
-                    opcode,
-                    base,
-                    mods,
-                    operands,
-                    body,
-                    tags,
-                    False,
-                    cur_file,
-                    cur_line,
-                    cur_chain,
-                    live,
-                    cur.name,  # type: ignore[union-attr]  # start() above set it
-                )
-                append(ins)
-                if tags or base in _LOCAL_OPS:
-                    candidates.append(ins)
-            elif s.startswith("//##"):
-                if not in_loc:
-                    loc_block = []
-                    in_loc = True
-                loc_block.append(s)
-                cur_file, cur_line, cur_chain = _parse_loc_block(loc_block)
-                if cur_file is not None:
-                    has_loc = True
-            continue
-        if c == "." and not s.startswith(".L"):
-            d = _strip_comment(s)
-            if d.startswith(".type") and d.endswith("@function"):
-                nm = d[5:].strip()
-                comma = nm.rfind(",")
-                if comma > 0:
-                    func_names.add(nm[:comma].strip())
-                continue
-            if d.startswith(".other") and "STO_CUDA_ENTRY" in d:
-                nm = d[6:].strip()
-                comma = nm.find(",")
-                if comma > 0:
-                    entry_names.add(nm[:comma].strip())
-                continue
-            if d.startswith(".target"):
-                parts = d.split()
-                if len(parts) > 1:
-                    arch = parts[1]
-                continue
-            if not d.startswith(".text.") or not d.endswith(":"):
-                continue
-        if s.startswith("Function :") or s.startswith("Function:"):
-            start(s.split(":", 1)[1].strip())
-            continue
-        colon = s.find(":")
-        if colon <= 0:
-            continue
-        if colon + 1 < len(s) and s[colon + 1] not in " \t":
-            continue
-        name = s[:colon]
-        if " " in name or "\t" in name:
-            continue
-        in_loc = False
-        if name.startswith(".text."):
-            fname = name[6:]
-            if cur is None or cur.name != fname:
-                start(fname)
-        elif name in func_names:
-            if cur is None or cur.name != name:
-                start(name)
-        else:
-            if cur is None:
-                start("<anonymous>")
-            pending.append(name)
-    flush_end()
-
-    functions = [f for f in functions if f.instrs]
-    if not functions:
-        raise CutediffError(
-            "The text is not an nvdisasm SASS listing: no instruction lines (/*addr*/ OPCODE ...;) were found.",
-            hint="Pass the output of `nvdisasm -c kernel.cubin`.",
-        )
-    for f in functions:
-        f.is_entry = f.name in entry_names
-    for ins in candidates:
-        if has_tags:
-            ins.is_spill = SPILL_TAG in ins.tags
-        else:
-            ins.is_spill = ins.base in _LOCAL_OPS
-    return SassListing(functions, arch, has_tags, has_loc, has_live, last_had_semi)
+    return _SassParser().run(text)
 
 
 def parse_sass(text: str) -> SassListing:

@@ -130,7 +130,8 @@ def find_tool(name: str) -> Path:
     raise ToolMissing(
         f"{name} was not found in $CUDA_HOME/bin, the installed nvidia wheels or $PATH, "
         f"so cutediff cannot read compiled kernels.",
-        hint=f"Install it with `pip install {pkg}` (or set CUDA_HOME to a CUDA toolkit).",
+        hint=f'Install it with `pip install "cutediff[tools]"` or `pip install {pkg}` '
+        "(or set CUDA_HOME to a CUDA toolkit).",
     )
 
 
@@ -217,6 +218,18 @@ def check_cubin(path: os.PathLike | str) -> Path:
                 f"{shoff + shentsize * shnum} but the file has {size} bytes.",
                 hint="Recompile the kernel; the file was cut short while being written or copied.",
             )
+    if head[4] == 2 and head[5] == 1:  # the section table must hold together (nvdisasm would only fail)
+        from ..files import read_bounded
+        from .fingerprint import cubin_sections
+
+        try:
+            cubin_sections(read_bounded(p))
+        except CutediffError as exc:
+            why = str(exc.args[0]).removeprefix("The cubin is ").rstrip(".")
+            raise CutediffError(
+                f"{p} is a damaged CUDA cubin ({why}).",
+                hint="Recompile the kernel, or check that the file was copied whole.",
+            ) from None
     return p
 
 

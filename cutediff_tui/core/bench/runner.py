@@ -17,9 +17,10 @@ from typing import Any
 
 from ..errors import CutediffError
 from ..gpu import arch_family, local_gpu
+from ..recipes import RecipeInfo
 from ..toolchain import Env
 from .shapes import Shape
-from .stats import DEFAULT_TOLERANCE, compare_samples
+from .stats import DEFAULT_TOLERANCE, compare_samples, summarize
 
 Listener = Callable[[dict], None]
 SUPPORTED_FAMILIES = (90, 100, 110, 120)
@@ -86,8 +87,9 @@ def gpu_snapshot() -> dict | None:
     }
 
 
-def check_gpu() -> dict:
-    """The local GPU, or a sentence saying why the bench cannot run here."""
+def check_gpu(recipe: RecipeInfo | None = None) -> dict:
+    """The local GPU, or a sentence saying why the bench cannot run here (no GPU, or a GPU whose
+    arch the recipe has no kernel for)."""
     gpu = local_gpu()
     if gpu is None:
         raise CutediffError(
@@ -95,12 +97,30 @@ def check_gpu() -> dict:
             "Compile-only comparisons still work; run cutediff bench on a machine with a GPU.",
         )
     fam = arch_family(gpu["arch"])
-    if fam not in SUPPORTED_FAMILIES:
+    if recipe is None or recipe.name.startswith("fa4-"):
+        if fam not in SUPPORTED_FAMILIES:
+            raise CutediffError(
+                f"The local GPU ({gpu['name']}, {gpu['arch']}) has no FA4 kernel path (FA4 runs on sm_90/sm_100/sm_120 GPUs).",
+                "Run the benchmark on a Hopper or Blackwell GPU.",
+            )
+    elif fam not in recipe.archs:
+        supported = ", ".join(f"sm_{a}" for a in recipe.archs)
         raise CutediffError(
-            f"The local GPU ({gpu['name']}, {gpu['arch']}) has no FA4 kernel path (FA4 runs on sm_90/sm_100/sm_120 GPUs).",
-            "Run the benchmark on a Hopper or Blackwell GPU.",
+            f"The local GPU ({gpu['name']}, {gpu['arch']}) cannot run recipe {recipe.name}, which has kernels for {supported} only.",
+            "Run the benchmark on a GPU of one of those archs, or with --scheduler on a Dask worker that has one.",
         )
     return gpu
+
+
+def check_hook(recipe: RecipeInfo) -> str:
+    """The recipe's bench hook entry, or a sentence saying it has none."""
+    if not recipe.bench:
+        raise CutediffError(
+            f"Recipe {recipe.name} has no bench hook, so cutediff cannot run its kernels on the GPU.",
+            "Add a bench(ctx) function to the recipe file (or @recipe(..., bench='NAME')) that returns a callable "
+            "running the compiled kernels once (docs/recipes.md).",
+        )
+    return recipe.bench
 
 
 @dataclass
@@ -165,9 +185,14 @@ class SideWorker:
 
 @dataclass
 class BenchConfig:
-    """How to run the bench."""
+    """How to run the bench.
 
-    shapes: tuple[Shape, ...]
+    ``shapes`` are FA4 problem shapes (each a case of the FA4 hook for ``mode``); for any other
+    recipe, ``entry`` names its bench hook and ``params`` its parameters (one case), with
+    ``side_params`` overriding them per side (``--a-param`` / ``--b-param``).
+    """
+
+    shapes: tuple[Shape, ...] = ()
     mode: str = "fwdbwd"
     rounds: int = 10
     warmup: int = 5
@@ -175,6 +200,55 @@ class BenchConfig:
     l2_flush: bool = False
     tolerance: float = DEFAULT_TOLERANCE
     extra: dict = field(default_factory=dict)
+    entry: str = ""
+    params: dict = field(default_factory=dict)
+    side_params: tuple[dict, dict] = field(default_factory=lambda: ({}, {}))
+    kernels: bool = True  # per-kernel GPU time (CUPTI through torch.profiler), once per round
+    profile: bool = False  # Nsight Compute on both sides after the rounds
+    kernel_filter: str | None = None
+    recipe: str = "fa4-fwdbwd"
+    profile_dir: str | None = None  # keep ncu's CSV outputs here
+
+    def hook(self) -> str:
+        return self.entry or f"cutediff_tui.core.recipes.fa4:fa4_{self.mode}_bench"
+
+    def cases(self, side: int) -> list[dict]:
+        """The cases of one side (0 = A, 1 = B): label and the hook's parameters."""
+        base = {**self.params, **self.side_params[side]}
+        if self.shapes:
+            from ..recipes import BUILTINS
+
+            defaults = BUILTINS["fa4-fwd"].defaults()
+            return [
+                {
+                    "label": s.label,
+                    "params": {
+                        **defaults,
+                        **base,
+                        "varlen": True,
+                        "total": s.total,
+                        "heads": s.heads,
+                        "docs": s.docs,
+                        "hdim": s.hdim,
+                        "causal": s.causal,
+                        "dtype": s.dtype,
+                    },
+                }
+                for s in self.shapes
+            ]
+        return [{"label": self.label(), "params": base}]
+
+    def label(self) -> str:
+        if self.shapes:
+            return ""
+        a, b = self.side_params
+        if a or b:
+            show = lambda d: " ".join(f"{k}={v}" for k, v in d.items()) or "defaults"  # noqa: E731
+            return f"{show(a)} vs {show(b)}"
+        return "default"
+
+    def labels(self) -> list[str]:
+        return [s.label for s in self.shapes] if self.shapes else [self.label()]
 
 
 def _expect(worker: SideWorker, want: str) -> dict:
@@ -200,62 +274,120 @@ def _expect(worker: SideWorker, want: str) -> dict:
     return ev
 
 
-def run_bench(
-    envs: tuple[Env, Env], cfg: BenchConfig, listener: Listener = _noop, cancel: threading.Event | None = None
-) -> dict:
-    """Interleave rounds A, B, A, B… per shape; returns samples, statistics and GPU state."""
-    gpu = check_gpu()
-    before = gpu_snapshot()
-    req = {
-        "shapes": [s.to_json() for s in cfg.shapes],
+def request(cfg: BenchConfig, side: int) -> dict:
+    """The worker request of one side (without its environment)."""
+    return {
+        "entry": cfg.hook(),
+        "cases": cfg.cases(side),
         "mode": cfg.mode,
         "warmup": cfg.warmup,
         "iters": cfg.iters,
         "l2_flush": cfg.l2_flush,
     }
+
+
+def kernel_rows(ka: dict[str, dict], kb: dict[str, dict], tolerance: float) -> list[dict]:
+    """Per-kernel A/B rows (medians, B/A interval, verdict), kernels of one side only included."""
+    rows = []
+    for name in list(ka) + [n for n in kb if n not in ka]:
+        a, b = ka.get(name), kb.get(name)
+        row: dict = {"kernel": name, "launches": {"a": a and a["launches"], "b": b and b["launches"]}}
+        if a and b and a["ms"] and b["ms"]:
+            row.update(compare_samples(a["ms"], b["ms"], tolerance))
+        else:
+            row.update(
+                {
+                    "a": summarize(a["ms"]).to_json() if a and a["ms"] else None,
+                    "b": summarize(b["ms"]).to_json() if b and b["ms"] else None,
+                    "verdict": "ONLY A" if a else "ONLY B",
+                }
+            )
+        rows.append(row)
+    return rows
+
+
+def run_bench(
+    envs: tuple[Env, Env],
+    cfg: BenchConfig,
+    listener: Listener = _noop,
+    cancel: threading.Event | None = None,
+    recipe: RecipeInfo | None = None,
+) -> dict:
+    """Interleave rounds A, B, A, B… per case; returns samples, statistics and GPU state."""
+    from .kernels import merge_rounds
+
+    gpu = check_gpu(recipe)
+    before = gpu_snapshot()
     workers = [SideWorker("a", envs[0]), SideWorker("b", envs[1])]
-    samples: list[dict[str, list[float]]] = [{"a": [], "b": []} for _ in cfg.shapes]
+    labels = cfg.labels()
+    samples: list[dict[str, list[float]]] = [{"a": [], "b": []} for _ in labels]
+    host: list[dict[str, list[float]]] = [{"a": [], "b": []} for _ in labels]
+    kernels: list[dict[str, list[dict]]] = [{"a": [], "b": []} for _ in labels]
+    notes: dict[str, list[str]] = {"a": [], "b": []}
+    callables: dict[str, list[str]] = {"a": [], "b": []}
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="cutediff-bench-") as tmp:
         try:
-            for w in workers:
-                w.start(req, Path(tmp))
-            for w in workers:  # compile (JIT) and first call, one shape at a time
-                for s in cfg.shapes:
+            for i, w in enumerate(workers):
+                w.start(request(cfg, i), Path(tmp))
+            for w in workers:  # compile (JIT) and first call, one case at a time
+                for label in labels:
                     ev = _expect(w, "ready")
-                    listener({"event": "ready", "side": w.side, "shape": s.label, "seconds": ev.get("seconds")})
+                    notes[w.side].extend(n for n in ev.get("notes", []) if n not in notes[w.side])
+                    callables[w.side] = list(ev.get("callables", callables[w.side]))
+                    listener({"event": "ready", "side": w.side, "shape": label, "seconds": ev.get("seconds")})
                 _expect(w, "started")
             for r in range(cfg.rounds):
                 order = workers if r % 2 == 0 else workers[::-1]
-                for i, s in enumerate(cfg.shapes):
+                for i, label in enumerate(labels):
                     for w in order:
                         if cancel is not None and cancel.is_set():
                             raise CutediffError("The benchmark was stopped.", "Partial samples are kept in the pane.")
                         w.command(f"round {i}")
                         ev = _expect(w, "samples")
                         samples[i][w.side].extend(ev["ms"])
+                        if ev.get("host_ms") is not None:
+                            host[i][w.side].append(ev["host_ms"])
                         listener(
                             {
                                 "event": "samples",
                                 "side": w.side,
-                                "shape": s.label,
+                                "shape": label,
                                 "index": i,
                                 "round": r,
                                 "ms": ev["ms"],
+                                "host_ms": ev.get("host_ms"),
                             }
                         )
+                        if cfg.kernels:
+                            w.command(f"kernels {i}")
+                            kev = _expect(w, "kernels")
+                            kernels[i][w.side].append(kev["kernels"])
+                            listener({"event": "kernels", "side": w.side, "shape": label, "index": i, "round": r})
         finally:
             for w in workers:
                 w.stop()
     after = gpu_snapshot()
     results = []
-    for s, sm in zip(cfg.shapes, samples):
-        row = {"shape": s.to_json(), **compare_samples(sm["a"], sm["b"], cfg.tolerance), "samples": sm}
+    for i, (label, sm) in enumerate(zip(labels, samples)):
+        row = {
+            "shape": cfg.shapes[i].to_json() if cfg.shapes else {"label": label},
+            **compare_samples(sm["a"], sm["b"], cfg.tolerance),
+            "samples": sm,
+        }
+        if host[i]["a"] and host[i]["b"]:
+            from statistics import median
+
+            row["host_ms"] = {"a": median(host[i]["a"]), "b": median(host[i]["b"]), "samples": host[i]}
+        if cfg.kernels:
+            ka, kb = merge_rounds(kernels[i]["a"]), merge_rounds(kernels[i]["b"])
+            row["kernels"] = kernel_rows(ka, kb, cfg.tolerance)
         results.append(row)
-    return {
+    out: dict[str, Any] = {
         "gpu": gpu,
         "gpu_before": before,
         "gpu_after": after,
+        "recipe": cfg.recipe,
         "mode": cfg.mode,
         "rounds": cfg.rounds,
         "warmup": cfg.warmup,
@@ -263,4 +395,17 @@ def run_bench(
         "l2_flush": cfg.l2_flush,
         "seconds": round(time.monotonic() - t0, 2),
         "shapes": results,
+        "notes": notes,
+        "callables": callables,
     }
+    if cfg.profile:
+        from .profile import profile_sides
+
+        listener({"event": "profile", "kernel_filter": cfg.kernel_filter})
+        reqs = (dict(request(cfg, 0), side="a"), dict(request(cfg, 1), side="b"))
+        keep = Path(cfg.profile_dir) if cfg.profile_dir else None
+        out["profile"] = profile_sides(envs, reqs, cfg.kernel_filter, callables, keep)
+    from .explain import explain
+
+    out["verdicts"] = explain(out)
+    return out

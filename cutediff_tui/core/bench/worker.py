@@ -1,8 +1,12 @@
-"""Bench worker: runs inside a toolchain overlay on the local GPU and times FA4 calls.
+"""Bench worker: runs inside a toolchain overlay on the local GPU and times a recipe's bench hook.
 
-``python -m cutediff_tui.core.bench.worker REQUEST.json``; reads commands from stdin
-(``round N`` / ``quit``) and answers with JSON lines on the request's ``event_fd``. Standard library
-only at import time: it must start inside any toolchain.
+``python -m cutediff_tui.core.bench.worker REQUEST.json``; the request names the hook
+(``entry``, "module:function" or "/file.py:function") and the cases (parameters per case). The
+hook gets a :class:`~cutediff_tui.core.bench.context.BenchContext` and returns a callable that runs
+the kernels once. Served mode (the default) reads commands from stdin (``round N``, ``kernels N``,
+``quit``) and answers with JSON lines on the request's ``event_fd``; ``"once": true`` runs each
+case ``calls`` times between ``cudaProfilerStart``/``Stop`` and exits (the process Nsight Compute
+profiles). Standard library only at import time: it must start inside any toolchain.
 """
 
 from __future__ import annotations
@@ -13,13 +17,14 @@ import sys
 import time
 from pathlib import Path
 
-from cutediff_tui.core.worker import setup_paths
+from cutediff_tui.core.worker import load_entry, setup_paths
 
 _OUT = None
 
 
 def send(event: str, **data) -> None:
-    assert _OUT is not None
+    if _OUT is None:
+        return
     _OUT.write(json.dumps({"event": event, **data}) + "\n")
     _OUT.flush()
 
@@ -39,94 +44,112 @@ def error_kind(message: str) -> str | None:
     return None
 
 
-def make_case(shape: dict, mode: str):
-    """Tensors for one shape and a callable that runs the timed work once."""
-    import torch
-    from flash_attn.cute.interface import _flash_attn_bwd, _flash_attn_fwd
-
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[shape["dtype"]]
-    total, heads, docs, d = shape["total"], shape["heads"], shape["docs"], shape["hdim"]
-    seqlen = total // docs
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    q, k, v = (torch.randn(total, heads, d, dtype=dtype, device="cuda", generator=gen) for _ in range(3))
-    cu = torch.arange(0, docs + 1, dtype=torch.int32, device="cuda") * seqlen
-    kw = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=seqlen, max_seqlen_k=seqlen, causal=shape["causal"])
-
-    def fwd():
-        return _flash_attn_fwd(q, k, v, return_lse=True, **kw)
-
-    out, lse = fwd()[:2]
-    dout = torch.randn_like(out)
-
-    def bwd():
-        return _flash_attn_bwd(q, k, v, out, dout, lse, **kw)
-
-    def fwdbwd():
-        o, lse_ = fwd()[:2]
-        return _flash_attn_bwd(q, k, v, o, dout, lse_, **kw)
-
-    return {"fwd": fwd, "bwd": bwd, "fwdbwd": fwdbwd}[mode]
-
-
-def time_round(fn, warmup: int, iters: int, flush=None, sync: bool = False) -> list[float]:
-    """One sample per call. ``sync``: wait for each call before launching the next, so that a
-    sample holds one isolated call (host launch cost included), as a plain CUDA-event script does."""
+def time_round(fn, warmup: int, iters: int, flush=None, sync: bool = False) -> tuple[list[float], float]:
+    """One GPU sample per call (CUDA events, ms) and the host wall time per call (ms): the wall clock
+    from the first launch until the GPU finished the last call, over ``iters``. ``sync``: wait for
+    each call before launching the next (isolated calls, host launch cost included)."""
     import torch
 
     for _ in range(warmup):
         fn()
-    if sync:
-        torch.cuda.synchronize()
-        out = []
-        for _ in range(iters):
-            if flush is not None:
-                flush()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            out.append(s.elapsed_time(e))
-        return out
+    torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    t0 = time.perf_counter()
     for i in range(iters):
         if flush is not None:
             flush()
         starts[i].record()
         fn()
         ends[i].record()
+        if sync:
+            ends[i].synchronize()
     torch.cuda.synchronize()
-    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    host_ms = (time.perf_counter() - t0) * 1000.0 / iters
+    return [s.elapsed_time(e) for s, e in zip(starts, ends)], host_ms
+
+
+CALLABLES: list[str] = []  # the functions the hooks gave cute.compile, in order (kernel names)
+
+
+def _patch_cute() -> None:
+    import cutlass.cute as cute
+
+    inner = getattr(cute, "compile", None)
+    if inner is not None and not getattr(inner, "_cutediff_bench", False):
+
+        def compile_and_record(fn, *args, **kwargs):
+            CALLABLES.append(getattr(fn, "__name__", type(fn).__name__))
+            return inner(fn, *args, **kwargs)
+
+        compile_and_record._cutediff_bench = True  # type: ignore[attr-defined]
+        cute.compile = compile_and_record
+
+    core = getattr(cute, "core", None)
+    for name in ("ThrMma", "ThrCopy", "TiledMma", "TiledCopy"):
+        if core is not None and not hasattr(core, name) and hasattr(cute, name):
+            setattr(core, name, getattr(cute, name))
+
+
+def make_cases(req: dict) -> list:
+    """Each case's callable: the hook run with the case's parameters, then called once (JIT compile)."""
+    import torch
+
+    from cutediff_tui.core.bench.context import BenchContext
+
+    hook = load_entry(req["entry"])
+    cases = []
+    for case in req["cases"]:
+        t0 = time.monotonic()
+        ctx = BenchContext(arch=req.get("arch", ""), params=case["params"], label=case["label"])
+        fn = hook(ctx)
+        if not callable(fn):
+            raise TypeError(f"the bench hook {req['entry']} returned {type(fn).__name__}, not a callable")
+        fn()
+        torch.cuda.synchronize()
+        cases.append(fn)
+        send(
+            "ready", shape=case["label"], seconds=round(time.monotonic() - t0, 2), notes=ctx.notes, callables=CALLABLES
+        )
+    return cases
+
+
+def run_once(req: dict, cases: list) -> None:
+    """The launches Nsight Compute profiles: ``calls`` calls of each case after a warm-up."""
+    import torch
+
+    for fn in cases:
+        for _ in range(int(req.get("warmup", 2))):
+            fn()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    for fn in cases:
+        for _ in range(int(req.get("calls", 3))):
+            fn()
+        torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
     global _OUT
     argv = sys.argv[1:] if argv is None else argv
     req = json.loads(Path(argv[0]).read_text())
-    _OUT = os.fdopen(int(req["event_fd"]), "w", buffering=1)
+    if req.get("event_fd") is not None:
+        _OUT = os.fdopen(int(req["event_fd"]), "w", buffering=1)
     setup_paths(req["site"], req.get("local_paths", []))
     for var in ("CUTE_DSL_ARCH", "FLASH_ATTENTION_ARCH", "FLASH_ATTENTION_NUM_SMS"):
         os.environ.pop(var, None)
     try:
-        import cutlass.cute as cute
         import torch
 
-        core = getattr(cute, "core", None)
-        for name in ("ThrMma", "ThrCopy", "TiledMma", "TiledCopy"):
-            if core is not None and not hasattr(core, name) and hasattr(cute, name):
-                setattr(core, name, getattr(cute, name))
+        _patch_cute()
         if not torch.cuda.is_available():
             send("error", message="torch in this environment sees no CUDA GPU")
             return 3
-        cases = []
-        for shape in req["shapes"]:
-            t0 = time.monotonic()
-            fn = make_case(shape, req["mode"])
-            fn()
-            torch.cuda.synchronize()
-            cases.append(fn)
-            send("ready", shape=shape["label"], seconds=round(time.monotonic() - t0, 2))
+        cases = make_cases(req)
+        if req.get("once"):
+            run_once(req, cases)
+            return 0
         flush = None
         if req.get("l2_flush"):
             l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -136,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         kind = error_kind(msg) or "setup"
         send("error", message=f"{type(exc).__name__}: {msg[:300]}", kind=kind)
+        if _OUT is None:
+            print(f"cutediff bench worker: {type(exc).__name__}: {msg[:300]}", file=sys.stderr)
         return 3
     send("started", device=torch.cuda.get_device_name(0))
     while True:
@@ -143,14 +168,20 @@ def main(argv: list[str] | None = None) -> int:
         cmd = line.split()
         if not cmd or cmd[0] == "quit":
             break
-        if cmd[0] == "round":
-            i = int(cmd[1])
-            try:
-                ms = time_round(cases[i], int(req["warmup"]), int(req["iters"]), flush, bool(req.get("sync", False)))
-            except Exception as exc:
-                send("error", message=f"{type(exc).__name__}: {str(exc)[:300]}", kind=error_kind(str(exc)) or "run")
-                return 3
-            send("samples", shape=i, ms=ms)
+        i = int(cmd[1]) if len(cmd) > 1 else 0
+        try:
+            if cmd[0] == "round":
+                ms, host_ms = time_round(
+                    cases[i], int(req["warmup"]), int(req["iters"]), flush, bool(req.get("sync", False))
+                )
+                send("samples", shape=i, ms=ms, host_ms=host_ms)
+            elif cmd[0] == "kernels":
+                from cutediff_tui.core.bench.kernels import profile_calls
+
+                send("kernels", shape=i, kernels=profile_calls(cases[i], int(req["iters"]), CALLABLES))
+        except Exception as exc:
+            send("error", message=f"{type(exc).__name__}: {str(exc)[:300]}", kind=error_kind(str(exc)) or "run")
+            return 3
     return 0
 
 

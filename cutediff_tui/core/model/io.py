@@ -104,16 +104,28 @@ def load_comparison_bytes(data: bytes, where: str = "The comparison") -> dict[st
 
 def read_comparison(path: Path | str) -> dict[str, Any]:
     """Read a saved comparison (/1 or /2) with its artifact paths made absolute."""
+    from ..files import read_bounded
+    from ..resultdir import absolutize
+    from ..validate import validate_result
+
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_bounded(path)
     except FileNotFoundError:
         raise CutediffError(f"{path} does not exist.", "Give the path of a comparison saved by cutediff.") from None
     except IsADirectoryError:
-        raise CutediffError(f"{path} is a folder.", "Give the comparison.json inside it.") from None
-    doc = load_comparison_bytes(data, str(path))
-    from ..resultdir import absolutize
-
+        raise CutediffError(
+            f"{path} is a folder without a comparison.json.", "Give a comparison saved by cutediff."
+        ) from None
+    try:
+        doc = load_comparison_bytes(data, str(path))
+    except RecursionError:
+        raise CutediffError(
+            f"{path} is nested deeper than any comparison (it does not parse as a cutediff result).",
+            "Give a file written by cutediff compare --json.",
+        ) from None
+    # a file someone may have made by hand: figures checked, paths confined to its folder
+    validate_result(doc, str(path))
     out: dict[str, Any] = absolutize(doc, path.resolve().parent)
     return out
 

@@ -14,7 +14,7 @@ This package is imported inside toolchain workers too: standard library only at 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,10 @@ def recipe(*args: Any, **declaration: Any):
     declaration from the file's source with :mod:`ast`, so every argument must be literal data
     (numbers, strings, tuples, lists, dicts, ``Param(...)`` with literal arguments). Keywords:
     ``name``, ``summary`` (default: the docstring's first line), ``params``, ``archs`` (arch
-    families such as ``90``/``100`` or names such as ``"sm_90a"``), ``needs`` (packages to pin).
+    families such as ``90``/``100`` or names such as ``"sm_90a"``), ``needs`` (packages to pin),
+    ``bench`` (the name of a function in the same file, ``bench(ctx)``, that makes real inputs on
+    the GPU and returns a callable running the compiled kernels once: ``cutediff bench`` times it;
+    a top-level function called ``bench`` is found without the keyword).
     """
     if len(args) == 1 and callable(args[0]) and not declaration:
         args[0].cutediff_recipe = {}
@@ -94,6 +97,7 @@ class RecipeInfo:
     kind: str = "builtin"  # "builtin" | "file" | "module"
     path: str | None = None  # the recipe's own file on this machine, when known
     strict: bool = True  # parameters checked against ``params`` (False: a module not found on the host)
+    bench: str = ""  # "module:function" of the bench hook (real inputs, runs the kernels on a GPU); "" = none
 
     @property
     def function(self) -> str:
@@ -271,6 +275,21 @@ BUILTINS: dict[str, RecipeInfo] = {
         ),
     )
 }
+
+
+#: Bench hooks of the built-in recipes (``cutediff bench``): ``hook(ctx)`` returns a callable that
+#: runs the kernels once on real inputs (see :mod:`cutediff_tui.core.bench.context`).
+_BUILTIN_BENCH = {
+    "fa4-fwd": "cutediff_tui.core.recipes.fa4:fa4_fwd_bench",
+    "fa4-bwd": "cutediff_tui.core.recipes.fa4:fa4_bwd_bench",
+    "fa4-fwdbwd": "cutediff_tui.core.recipes.fa4:fa4_fwdbwd_bench",
+    **{
+        name: f"{_QUACK}:{name.removeprefix('quack-').replace('-', '_')}_bench"
+        for name in BUILTINS
+        if name.startswith("quack-")
+    },
+}
+BUILTINS = {name: replace(r, bench=_BUILTIN_BENCH.get(name, "")) for name, r in BUILTINS.items()}
 
 
 def get_recipe(name: str, *, search: list[str] | tuple[str, ...] = ()) -> RecipeInfo:

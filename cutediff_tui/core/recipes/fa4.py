@@ -102,3 +102,52 @@ def fa4_fwdbwd(ctx) -> None:
         result = _fwd(ctx, sh)
         out, lse = (result[0], result[1]) if isinstance(result, tuple) else (None, None)
         _bwd(ctx, sh, out, lse)
+
+
+# ---------------------------------------------------------------- bench hooks (real GPU inputs)
+
+
+def _bench(ctx, mode: str):
+    """Real inputs for ``ctx.params`` and a callable running FA4 ``mode`` once (``cutediff bench``)."""
+    import torch
+    from flash_attn.cute.interface import _flash_attn_bwd, _flash_attn_fwd
+
+    sh = _shapes(ctx)
+    gen = ctx.generator
+    dt = ctx.dtype()
+    q, k, v = (torch.randn(*sh[n], dtype=dt, device="cuda", generator=gen) for n in ("q", "k", "v"))
+    kw: dict[str, Any] = dict(causal=ctx.params["causal"], **_window(ctx))
+    if sh["varlen"]:
+        seqlen = ctx.params["total"] // sh["docs"]  # equal documents (the bench shapes' TOTALxHEADSh/DOCS)
+        cu = torch.arange(0, sh["docs"] + 1, dtype=torch.int32, device="cuda") * seqlen
+        kw.update(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=seqlen, max_seqlen_k=seqlen)
+
+    def fwd():
+        return _flash_attn_fwd(q, k, v, return_lse=True, **kw)
+
+    out, lse = fwd()[:2]
+    dout = torch.randn_like(out)
+
+    def bwd():
+        return _flash_attn_bwd(q, k, v, out, dout, lse, **kw)
+
+    def fwdbwd():
+        o, lse_ = fwd()[:2]
+        return _flash_attn_bwd(q, k, v, o, dout, lse_, **kw)
+
+    return {"fwd": fwd, "bwd": bwd, "fwdbwd": fwdbwd}[mode]
+
+
+def fa4_fwd_bench(ctx):
+    """Bench hook of fa4-fwd: the forward call on random inputs."""
+    return _bench(ctx, "fwd")
+
+
+def fa4_bwd_bench(ctx):
+    """Bench hook of fa4-bwd: the backward call (preprocess, main, postprocess) on random inputs."""
+    return _bench(ctx, "bwd")
+
+
+def fa4_fwdbwd_bench(ctx):
+    """Bench hook of fa4-fwdbwd: forward then backward."""
+    return _bench(ctx, "fwdbwd")

@@ -409,3 +409,97 @@ def quack_gemm(ctx) -> None:
         "num_warps": None,
     }
     _call("GEMM", fn, values)
+
+
+# ---------------------------------------------------------------- bench hooks (real GPU inputs)
+
+#: Rows of the bench inputs (the recipes' row count is dynamic at compile time).
+BENCH_ROWS = 16384
+
+
+def _public(what: str, *candidates: str) -> Callable:
+    """quack's public torch entry point for ``what`` (the first candidate that exists)."""
+    for cand in candidates:
+        modname, _, attr = cand.partition(":")
+        try:
+            obj: Any = importlib.import_module(modname)
+        except ModuleNotFoundError:
+            continue
+        obj = getattr(obj, attr, None)
+        if obj is not None:
+            return obj
+    raise RecipeUnavailable(f"quack-kernels {_version()} has no public {what} entry point ({', '.join(candidates)})")
+
+
+def _rows(ctx, n: int, dtype: str | None = None, grad: bool = False):
+    x = ctx.randn(BENCH_ROWS, n, dtype=ctx.dtype(dtype))
+    return x.requires_grad_(True) if grad else x
+
+
+def _rms_weight(ctx):
+    wd = ctx.params.get("weight_dtype", "fp32")
+    return None if wd == "none" else ctx.randn(ctx.params["n"], dtype=ctx.dtype(wd))
+
+
+def rmsnorm_fwd_bench(ctx):
+    """Bench hook of quack-rmsnorm-fwd: ``quack.rmsnorm.rmsnorm`` on BENCH_ROWS x n."""
+    f = _public("RMSNorm", "quack.rmsnorm:rmsnorm", "quack:rmsnorm")
+    x, w = _rows(ctx, ctx.params["n"]), _rms_weight(ctx)
+    return lambda: f(x, w)
+
+
+def rmsnorm_bwd_bench(ctx):
+    """Bench hook of quack-rmsnorm-bwd: the backward of ``quack.rmsnorm.rmsnorm`` (autograd)."""
+    f = _public("RMSNorm", "quack.rmsnorm:rmsnorm", "quack:rmsnorm")
+    x, w = _rows(ctx, ctx.params["n"], grad=True), _rms_weight(ctx)
+    out = f(x, w)
+    dout = ctx.randn(*out.shape, dtype=out.dtype)
+    return lambda: out.backward(dout, retain_graph=True)
+
+
+def softmax_fwd_bench(ctx):
+    """Bench hook of quack-softmax-fwd: ``quack.softmax.softmax`` on BENCH_ROWS x n."""
+    f = _public("softmax", "quack.softmax:softmax", "quack:softmax")
+    x = _rows(ctx, ctx.params["n"])
+    return lambda: f(x)
+
+
+def softmax_bwd_bench(ctx):
+    """Bench hook of quack-softmax-bwd: the backward of ``quack.softmax.softmax`` (autograd)."""
+    f = _public("softmax", "quack.softmax:softmax", "quack:softmax")
+    x = _rows(ctx, ctx.params["n"], grad=True)
+    out = f(x)
+    dout = ctx.randn(*out.shape, dtype=out.dtype)
+    return lambda: out.backward(dout, retain_graph=True)
+
+
+def _ce_inputs(ctx, grad: bool):
+    import torch
+
+    x = _rows(ctx, ctx.params["n"], grad=grad)
+    target = torch.randint(0, ctx.params["n"], (BENCH_ROWS,), device="cuda", generator=ctx.generator)
+    return x, target
+
+
+def cross_entropy_fwd_bench(ctx):
+    """Bench hook of quack-cross-entropy-fwd: ``quack.cross_entropy.cross_entropy``."""
+    f = _public("cross-entropy", "quack.cross_entropy:cross_entropy", "quack:cross_entropy")
+    x, target = _ce_inputs(ctx, grad=False)
+    return lambda: f(x, target)
+
+
+def cross_entropy_bwd_bench(ctx):
+    """Bench hook of quack-cross-entropy-bwd: the backward of ``cross_entropy`` (autograd)."""
+    f = _public("cross-entropy", "quack.cross_entropy:cross_entropy", "quack:cross_entropy")
+    x, target = _ce_inputs(ctx, grad=True)
+    loss = f(x, target)
+    dloss = ctx.randn(*loss.shape, dtype=loss.dtype)
+    return lambda: loss.backward(dloss, retain_graph=True)
+
+
+def gemm_bench(ctx):
+    """Bench hook of quack-gemm: ``quack.gemm_interface.gemm`` on 8192 x 8192 x 8192."""
+    f = _public("GEMM", "quack.gemm_interface:gemm", "quack:gemm")
+    a = ctx.randn(8192, 8192, dtype=ctx.dtype())
+    b = ctx.randn(8192, 8192, dtype=ctx.dtype()).t()
+    return lambda: f(a, b)

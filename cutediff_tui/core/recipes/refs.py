@@ -29,7 +29,7 @@ from . import PARAM_TYPES, Param, RecipeInfo
 
 ALL_ARCHS = (80, 90, 100, 110, 120)
 _DECORATORS = ("recipe", "cutediff_recipe")
-_DECL_KEYS = ("function", "name", "summary", "params", "archs", "needs")
+_DECL_KEYS = ("function", "name", "summary", "params", "archs", "needs", "bench")
 _MODULE_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
 
@@ -45,6 +45,7 @@ class Declaration:
     params: tuple[Param, ...] = ()
     archs: tuple[int, ...] = ALL_ARCHS
     needs: tuple[str, ...] = ()
+    bench: str = ""  # the bench hook's function name in the same file
 
 
 @dataclass
@@ -196,6 +197,7 @@ def _declaration(function: str, lineno: int, decl: dict, node: ast.AST, doc: str
         params=params,
         archs=_archs(decl["archs"], node) if decl.get("archs") else ALL_ARCHS,
         needs=(needs,) if isinstance(needs, str) else tuple(needs),
+        bench=str(decl.get("bench") or ""),
     )
 
 
@@ -393,6 +395,18 @@ def pick(parsed: ParsedFile, function: str | None, label: str) -> Declaration:
     )
 
 
+def bench_hook(parsed: ParsedFile, d: Declaration, label: str) -> str:
+    """The bench hook's function name: declared with ``bench=``, else a top-level ``bench``."""
+    if d.bench:
+        if d.bench not in parsed.functions:
+            raise CutediffError(
+                f"{label} declares bench={d.bench!r} for {d.function}, but defines no function of that name.",
+                f"Define {d.bench}(ctx) in the same file or correct the name.",
+            )
+        return d.bench
+    return "bench" if "bench" in parsed.functions and d.function != "bench" else ""
+
+
 def file_recipe(
     path: Path, function: str | None = None, *, name: str | None = None, label: str | None = None
 ) -> RecipeInfo:
@@ -403,6 +417,7 @@ def file_recipe(
     helpers = local_imports(path, parsed.tree)
     ref_name = name or f"{display(path)}:{d.function}"
     check_helpers(helpers, ref_name)
+    hook = bench_hook(parsed, d, label)
     return RecipeInfo(
         name=ref_name,
         summary=d.summary or (d.name or ""),
@@ -413,6 +428,7 @@ def file_recipe(
         source_files=tuple(str(h) for h in helpers),
         kind="file",
         path=str(path.resolve()),
+        bench=f"{path.resolve()}:{hook}" if hook else "",
     )
 
 
@@ -463,6 +479,7 @@ def resolve_reference(ref: str, *, search: list[str] | tuple[str, ...] = ()) -> 
     parsed = parse_file(found, what=label)
     d = pick(parsed, function, label)
     helpers = [h for h in local_imports(found, parsed.tree)]
+    hook = bench_hook(parsed, d, label)
     return RecipeInfo(
         name=f"{head}:{d.function}",
         summary=d.summary or (d.name or ""),
@@ -473,6 +490,7 @@ def resolve_reference(ref: str, *, search: list[str] | tuple[str, ...] = ()) -> 
         source_files=(str(found.resolve()), *(str(h) for h in helpers)),
         kind="module",
         path=str(found.resolve()),
+        bench=f"{head}:{hook}" if hook else "",
     )
 
 

@@ -8,6 +8,7 @@ checked (a side failed to compile, a kernel is missing on B, a bad filter).
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -30,6 +31,7 @@ class Limits:
         kernel_filter: regular expression on kernel names (or symbols); others are not checked.
         max_figures: ``(figure, limit)``: most B's value of any registry figure may be (``--max``).
         max_deltas: ``(figure, limit)``: most B − A of any registry figure may be (``--max-delta``).
+        allow_missing: skip (instead of fail) a limit whose figure is missing, null or invalid.
     """
 
     max_spill_bytes: int | None = None
@@ -39,6 +41,8 @@ class Limits:
     kernel_filter: str | None = None
     max_figures: tuple[tuple[str, float], ...] = ()
     max_deltas: tuple[tuple[str, float], ...] = ()
+    allow_missing: bool = False
+    """A limit whose figure is missing, null or invalid on either side is skipped instead of failed."""
 
     def any(self) -> bool:
         return bool(self.max_figures or self.max_deltas) or any(
@@ -123,12 +127,31 @@ def _bytes(v: object) -> str:
     return f"{v} B" if v is not None else "-"
 
 
-def _spill(name: str, b: dict, limit: int) -> CheckOutcome:
-    st, ld = b.get("spill_store_bytes"), b.get("spill_load_bytes")
-    if st is None and ld is None:
-        return CheckOutcome(name, "max-spill-bytes", SKIP, "side B reports no spill figures")
-    st, ld = int(st or 0), int(ld or 0)
-    words = (_figure("spill_store_bytes").word, _figure("spill_load_bytes").word)
+def _unchecked(name: str, limit: str, why: str, allow_missing: bool) -> CheckOutcome:
+    """A limit that cannot be checked fails (the gate fails closed) unless --allow-missing."""
+    if allow_missing:
+        return CheckOutcome(name, limit, SKIP, f"{why} (skipped: --allow-missing)")
+    return CheckOutcome(name, limit, FAIL, f"{why}, so the limit cannot be checked (pass --allow-missing to skip it)")
+
+
+def _checked_value(m: dict, fig: Figure) -> tuple[float | None, str | None]:
+    """``fig``'s value in ``m``, or None and why it cannot be used (missing, null, not a count)."""
+    raw = m.get(fig.name)
+    v = fig.value(m)
+    if v is None:
+        return None, "not reported" if fig.name in m else "missing"
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        return None, f"invalid ({(raw if raw is not None else v)!r:.40})"
+    return v, None
+
+
+def _spill(name: str, b: dict, limit: int, allow_missing: bool = False) -> CheckOutcome:
+    figs = (_figure("spill_store_bytes"), _figure("spill_load_bytes"))
+    (st, why_st), (ld, why_ld) = (_checked_value(b, f) for f in figs)
+    words = (figs[0].word, figs[1].word)
+    if st is None or ld is None:
+        which = words[0] if st is None else words[1]
+        return _unchecked(name, "max-spill-bytes", f"{which} on B {why_st or why_ld}", allow_missing)
     over = [f"{what} {v} B" for what, v in zip(words, (st, ld)) if v > limit]
     worst = max(st, ld)
     if over:
@@ -139,16 +162,19 @@ def _spill(name: str, b: dict, limit: int) -> CheckOutcome:
     )
 
 
-def _delta(name: str, a: dict, b: dict, fig: Figure, option: str, limit: float, lim: str = "") -> CheckOutcome:
+def _delta(
+    name: str, a: dict, b: dict, fig: Figure, option: str, limit: float, lim: str = "", allow_missing: bool = False
+) -> CheckOutcome:
     """B − A of ``fig`` against ``limit``; ``option`` is how the limit was given (``--max-stack-delta``)."""
     lim = lim or option.removeprefix("--")
     given = f"{option}={limit}" if option.startswith("--max-delta ") else f"{option} {limit}"
     what, unit = fig.word, unit_symbol(fig.unit)
-    va, vb = fig.value(a), fig.value(b)
     if not a:
-        return CheckOutcome(name, lim, SKIP, f"no kernel {name} on side A to compare {what} with")
+        return _unchecked(name, lim, f"no kernel {name} on side A to compare {what} with", allow_missing)
+    (va, why_a), (vb, why_b) = _checked_value(a, fig), _checked_value(b, fig)
     if va is None or vb is None:
-        return CheckOutcome(name, lim, SKIP, f"{what} not reported on side {'A' if va is None else 'B'}")
+        side = "A" if va is None else "B"
+        return _unchecked(name, lim, f"{what} on side {side} {why_a or why_b}", allow_missing)
     d = vb - va
     u = f" {unit}" if unit else ""
     text = f"{what} {va} → {vb}{u} ({_signed(d)}"
@@ -161,26 +187,23 @@ def _signed(v: float) -> str:
     return f"{v:+d}" if isinstance(v, int) else f"{v:+g}"
 
 
-def _max(name: str, b: dict, fig: Figure, limit: float) -> CheckOutcome:
+def _max(name: str, b: dict, fig: Figure, limit: float, allow_missing: bool = False) -> CheckOutcome:
     lim = f"max {fig.name}"
-    vb = fig.value(b)
+    vb, why = _checked_value(b, fig)
     if vb is None:
-        return CheckOutcome(name, lim, SKIP, f"{fig.word} not reported on side B")
+        return _unchecked(name, lim, f"{fig.word} on side B {why}", allow_missing)
     u = f" {unit_symbol(fig.unit)}" if fig.unit else ""
     if vb > limit:
         return CheckOutcome(name, lim, FAIL, f"{fig.word} {vb}{u} on B exceeds --max {fig.name}={limit}", vb, limit)
     return CheckOutcome(name, lim, PASS, f"{fig.word} {vb}{u} on B (limit {limit}{u})", vb, limit)
 
 
-def _slowdown(c: dict, limit: float) -> list[CheckOutcome]:
+def _slowdown(c: dict, limit: float, allow_missing: bool = False) -> list[CheckOutcome]:
     shapes = M.bench_shapes(c)
     if not shapes:
         return [
-            CheckOutcome(
-                "bench",
-                "max-slowdown",
-                SKIP,
-                "slowdown not measured: the comparison holds no benchmark, so --max-slowdown was not checked",
+            _unchecked(
+                "bench", "max-slowdown", "slowdown not measured: the comparison holds no benchmark", allow_missing
             )
         ]
     out = []
@@ -188,8 +211,8 @@ def _slowdown(c: dict, limit: float) -> list[CheckOutcome]:
         label = M.shape_label(row.get("shape"))
         name = f"bench {label}"
         ratio = M.bench_ratio(row)
-        if ratio is None:
-            out.append(CheckOutcome(name, "max-slowdown", SKIP, "no B/A timing ratio for this shape"))
+        if ratio is None or not math.isfinite(ratio) or ratio <= 0:
+            out.append(_unchecked(name, "max-slowdown", "no valid B/A timing ratio for this shape", allow_missing))
             continue
         pct = (ratio - 1) * 100
         ci = M.ci_text(row)
@@ -288,19 +311,22 @@ def check_comparison(comparison: dict, limits: Limits) -> CheckResult:
                     )
                 )
             continue
+        am = limits.allow_missing
         if limits.max_spill_bytes is not None:
-            res.outcomes.append(_spill(name, b, limits.max_spill_bytes))
+            res.outcomes.append(_spill(name, b, limits.max_spill_bytes, am))
         if limits.max_register_delta is not None:
             res.outcomes.append(
-                _delta(name, a, b, _figure("registers"), "--max-register-delta", limits.max_register_delta)
+                _delta(name, a, b, _figure("registers"), "--max-register-delta", limits.max_register_delta, "", am)
             )
         if limits.max_stack_delta is not None:
-            res.outcomes.append(_delta(name, a, b, _figure("stack_bytes"), "--max-stack-delta", limits.max_stack_delta))
+            res.outcomes.append(
+                _delta(name, a, b, _figure("stack_bytes"), "--max-stack-delta", limits.max_stack_delta, "", am)
+            )
         for fig_name, limit in limits.max_figures:
-            res.outcomes.append(_max(name, b, _figure(fig_name), limit))
+            res.outcomes.append(_max(name, b, _figure(fig_name), limit, am))
         for fig_name, limit in limits.max_deltas:
             fig = _figure(fig_name)
-            res.outcomes.append(_delta(name, a, b, fig, f"--max-delta {fig.name}", limit, f"max-delta {fig.name}"))
+            res.outcomes.append(_delta(name, a, b, fig, f"--max-delta {fig.name}", limit, f"max-delta {fig.name}", am))
     if limits.max_slowdown_pct is not None:
-        res.outcomes.extend(_slowdown(c, limits.max_slowdown_pct))
+        res.outcomes.extend(_slowdown(c, limits.max_slowdown_pct, limits.allow_missing))
     return res

@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable, Sequence
 
 from ..model.figures import Figure
+from ..sanitize import visible
 from . import model as M
 from . import svg
 
@@ -72,7 +73,7 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; border-top: 1px
 
 
 def e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(visible(text), quote=True)
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
@@ -456,8 +457,68 @@ def _bench(c: dict) -> str:
     )
     out.append(
         f'<div class="figure">{plot}<div class="caption">Each dot is one timed call; box: interquartile range; '
-        "thick line: median.</div></div></section>"
+        "thick line: median.</div></div>"
     )
+    kernels = _bench_kernels(c.get("bench") or {})
+    if kernels:
+        out.append(kernels)
+    out[-1] += "</section>"
+    return "\n".join(out)
+
+
+def _bench_kernels(bench: dict) -> str:
+    """Per-kernel rows (CUPTI), Nsight Compute rows with deltas and the verdict sentences."""
+    from ..bench.explain import fmt_rate
+    from ..bench.ncu import LABELS
+
+    out = []
+    rows = []
+    for case in bench.get("shapes") or []:
+        for k in case.get("kernels") or []:
+            verdict = str(k.get("verdict") or "")
+            rows.append(
+                (
+                    e(M.shape_label(case.get("shape"))),
+                    e(k["kernel"]),
+                    e(M.timing_text(k.get("a") or {})),
+                    e(M.timing_text(k.get("b") or {})),
+                    e(f"{k['ratio']:.3f}" if "ratio" in k else "-"),
+                    e(M.ci_text(k) if "ci_low" in k else "-"),
+                    f'<span style="color:{VERDICT_COLOR.get(verdict, svg.INK)};font-weight:600">{e(verdict)}</span>',
+                )
+            )
+    if rows:
+        out.append("<h3>Per kernel (GPU time per call, CUPTI)</h3>")
+        out.append(
+            _table(["shape", "kernel", "A median", "B median", "B / A", "95% CI", "verdict"], rows, (2, 3, 4, 5))
+        )
+    prof = bench.get("profile") or {}
+
+    def value(metric: str, v: object) -> str:
+        if metric == "local_gbps":
+            return fmt_rate(v)  # type: ignore[arg-type]
+        if metric == "top_stalls":
+            return ", ".join(f"{n} {r:g}" for n, r in v or []) or "-"  # type: ignore[attr-defined]
+        return "-" if v is None else f"{v:g}"
+
+    prows = [
+        (
+            e(r["kernel"]),
+            e(LABELS.get(r["metric"], r["metric"])),
+            e(value(r["metric"], r["a"])),
+            e(value(r["metric"], r["b"])),
+            e(f"{r['delta']:+g}" if r.get("delta") is not None else ""),
+        )
+        for r in prof.get("rows") or []
+    ]
+    if prows:
+        out.append("<h3>Nsight Compute (--clock-control none)</h3>")
+        out.append(_table(["kernel", "metric", "A", "B", "Δ"], prows, (2, 3, 4)))
+    if prof.get("error"):
+        out.append(f'<p class="meta">{e(prof["error"])}</p>')
+    verdicts = bench.get("verdicts") or []
+    if verdicts:
+        out.append("<ul>" + "".join(f"<li>{e(v)}</li>" for v in verdicts) + "</ul>")
     return "\n".join(out)
 
 

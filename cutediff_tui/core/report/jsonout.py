@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import CutediffError
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "data" / "comparison.schema.json"
-_LOCAL_KEYS = ("_base",)
+_LOCAL_KEYS = ("_base", "_refused")
 
 
 @lru_cache(maxsize=1)
@@ -23,11 +23,13 @@ def load_schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text())
 
 
-def plain(comparison: dict) -> dict:
-    """A JSON-only copy of the comparison without machine-local keys."""
-    from ..model import dumps
+def plain(comparison: dict, keep_paths: bool = True) -> dict:
+    """A JSON-only copy of the comparison without machine-local keys; paths inside the result
+    folder it was loaded from are written relative to it, and home folders and the user name are
+    removed unless ``keep_paths``."""
+    from ..resultdir import portable
 
-    data = json.loads(dumps(comparison))
+    data = portable(comparison, keep_paths)
     for key in _LOCAL_KEYS:
         data.pop(key, None)
     return data
@@ -57,9 +59,10 @@ def validate_comparison(comparison: dict) -> None:
         )
 
 
-def render_json(comparison: dict, *, validate: bool = True) -> str:
-    """The comparison as indented JSON; validated against the schema when jsonschema is installed."""
-    data = plain(comparison)
+def render_json(comparison: dict, *, validate: bool = True, keep_paths: bool = True) -> str:
+    """The comparison as indented JSON; validated against the schema when jsonschema is installed.
+    ``keep_paths=False`` removes home folders and the user name (what ``report`` writes)."""
+    data = plain(comparison, keep_paths)
     if validate:
         try:
             import jsonschema  # noqa: F401

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ..model.figures import Figure
+from ..sanitize import no_mentions, visible
 from . import model as M
 
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~])")
@@ -20,14 +21,14 @@ _UNSAFE_IN_CODE = set("`<>&\n\r")
 
 def md_text(text: object) -> str:
     """Escape text for a Markdown paragraph or table cell (never becomes markup or HTML)."""
-    s = str(text).replace("\r", " ").replace("\n", " ")
+    s = visible(str(text).replace("\r", " ").replace("\n", " "))
     s = _MD_PUNCT.sub(r"\\\1", s)
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return no_mentions(s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
 def md_code(text: object, *, table: bool = True) -> str:
     """Inline code for plain identifiers and paths; escaped text when a code span would be unsafe."""
-    s = str(text)
+    s = visible(text)
     if not s:
         return ""
     if _UNSAFE_IN_CODE & set(s):  # HTML code element: entities and backslash escapes both work in it
@@ -37,6 +38,7 @@ def md_code(text: object, *, table: bool = True) -> str:
 
 def fenced(body: str, lang: str = "") -> str:
     """A fenced code block whose fence is longer than any backtick run inside."""
+    body = visible(body)
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{body}\n{fence}"
@@ -290,6 +292,59 @@ def _bench(c: dict) -> list[str]:
         rows,
         "lrrrrl",
     )
+    return out + _bench_kernels(c.get("bench") or {})
+
+
+def _bench_kernels(bench: dict) -> list[str]:
+    """Per-kernel rows, Nsight Compute rows and the verdict sentences of ``cutediff bench``."""
+    from ..bench.explain import fmt_rate
+    from ..bench.ncu import LABELS
+
+    out: list[str] = []
+    rows = []
+    for case in bench.get("shapes") or []:
+        for k in case.get("kernels") or []:
+            rows.append(
+                (
+                    md_text(M.shape_label(case.get("shape"))),
+                    md_text(k["kernel"]),
+                    md_text(M.timing_text(k.get("a") or {})),
+                    md_text(M.timing_text(k.get("b") or {})),
+                    f"{k['ratio']:.3f}" if "ratio" in k else "-",
+                    M.ci_text(k) if "ci_low" in k else "-",
+                    md_text(k.get("verdict") or ""),
+                )
+            )
+    if rows:
+        out += ["", "Per kernel (GPU time per call, CUPTI):", ""]
+        out += table(["shape", "kernel", "A median", "B median", "B / A", "95% CI", "verdict"], rows, "llrrrrl")
+    prof = bench.get("profile") or {}
+
+    def value(metric: str, v) -> str:
+        if metric == "local_gbps":
+            return fmt_rate(v)
+        if metric == "top_stalls":
+            return ", ".join(f"{name} {ratio:g}" for name, ratio in v or []) or "-"
+        return "-" if v is None else f"{v:g}"
+
+    prows = [
+        (
+            md_text(r["kernel"]),
+            md_text(LABELS.get(r["metric"], r["metric"])),
+            md_text(value(r["metric"], r["a"])),
+            md_text(value(r["metric"], r["b"])),
+            f"{r['delta']:+g}" if r.get("delta") is not None else "",
+        )
+        for r in prof.get("rows") or []
+    ]
+    if prows:
+        out += ["", "Nsight Compute (`--clock-control none`):", ""]
+        out += table(["kernel", "metric", "A", "B", "Δ"], prows, "llrrr")
+    if prof.get("error"):
+        out += ["", md_text(prof["error"])]
+    verdicts = bench.get("verdicts") or []
+    if verdicts:
+        out += [""] + [f"- {md_text(v)}" for v in verdicts]
     return out
 
 

@@ -538,8 +538,8 @@ def spill_lines(k: dict) -> list[SpillLine]:
     out = list(groups.values())
     sources = {**(metrics(k, "a").get("sources") or {}), **(metrics(k, "b").get("sources") or {})}
     for g in out:
-        if not g.source and g.file:
-            g.source = source_line(str(sources.get(g.file) or g.file), g.line)
+        if not g.source and g.file and sources.get(g.file):  # only files the result maps (confined on load)
+            g.source = source_line(str(sources[g.file]), g.line)
     out.sort(key=lambda g: (-g.total("b"), -g.total("a"), g.file is None, str(g.file), g.line or 0))
     return out
 

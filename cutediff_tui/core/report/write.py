@@ -18,8 +18,9 @@ def format_for_path(path: Path | str | None, default: str = "md") -> str:
     return _SUFFIXES.get(Path(path).suffix.lower(), default)
 
 
-def render(comparison: dict, fmt: str) -> str:
-    """The report text in ``fmt`` (md, html or json)."""
+def render(comparison: dict, fmt: str, *, keep_paths: bool = True) -> str:
+    """The report text in ``fmt`` (md, html or json); ``keep_paths=False`` removes home folders and
+    the user name from the JSON."""
     if fmt == "md":
         from .markdown import render_markdown
 
@@ -31,7 +32,7 @@ def render(comparison: dict, fmt: str) -> str:
     if fmt == "json":
         from .jsonout import render_json
 
-        return render_json(comparison)
+        return render_json(comparison, keep_paths=keep_paths)
     raise CutediffError(f"Unknown report format {fmt!r}.", f"Use one of: {', '.join(FORMATS)}.")
 
 

@@ -49,6 +49,7 @@ class BenchState:
         self.labels = labels
         self.samples: dict[str, dict[str, list[float]]] = {lab: {"a": [], "b": []} for lab in labels}
         self.status = ""
+        self.result: dict | None = None  # the finished (or recorded) result: per-kernel rows, profile
 
     @classmethod
     def from_result(cls, result: dict) -> BenchState:
@@ -57,6 +58,7 @@ class BenchState:
         for r in rows:
             for side in "ab":
                 st.samples[r["shape"]["label"]][side] = list((r.get("samples") or {}).get(side, []))
+        st.result = result
         return st
 
     def add(self, label: str, side: str, ms: list[float]) -> None:
@@ -77,6 +79,78 @@ class BenchState:
                 row.update({k: v for k, v in compare_samples(a, b).items() if k not in ("a", "b")})
             out.append(row)
         return out
+
+    def detail(self, comparison: dict) -> list[tuple[str, str]]:
+        """Per-kernel rows, Nsight Compute rows, spill sites with execution counts and the verdict
+        sentences of the finished result, as (text, style) lines."""
+        return detail_lines(self.result or {}, comparison)
+
+
+def _ms(x: dict | None) -> str:
+    return f"{x['median_ms']:.4f}" if x else "-"
+
+
+def detail_lines(result: dict, comparison: dict) -> list[tuple[str, str]]:
+    """What the pane shows under the per-call table (see :meth:`BenchState.detail`)."""
+    from cutediff_tui.core.bench.explain import fmt_rate
+
+    out: list[tuple[str, str]] = []
+    gpu = result.get("gpu_before") or result.get("gpu") or {}
+    remote = result.get("remote")
+    if remote:
+        where = f"{gpu.get('name', '?')} on Dask worker {remote.get('host')} ({remote.get('scheduler')})"
+        out.append((f"measured on {where}\n", "$text-muted"))
+    hosts = [(c["shape"]["label"], c["host_ms"]) for c in result.get("shapes", []) if c.get("host_ms")]
+    if hosts:
+        text = ", ".join(f"{label} {h['a']:.3f}/{h['b']:.3f}" for label, h in hosts)
+        out.append((f"host wall ms per call A/B: {text}\n", "$text-muted"))
+    kernels = [(c["shape"]["label"], k) for c in result.get("shapes", []) for k in c.get("kernels") or []]
+    if kernels:
+        out.append(
+            (f"{'per kernel (CUPTI)':<40}{'A ms':>10}{'B ms':>10}{'B/A':>8}{'95% interval':>18}  verdict", "bold")
+        )
+        many = len(result.get("shapes", [])) > 1
+        for label, k in kernels:
+            name = f"{label} {k['kernel']}" if many else k["kernel"]
+            ci = f"[{k['ci_low']:.3f}, {k['ci_high']:.3f}]" if "ci_low" in k else "-"
+            ratio = f"{k['ratio']:.4f}" if "ratio" in k else "-"
+            out.append((f"{name[:39]:<40}{_ms(k.get('a')):>10}{_ms(k.get('b')):>10}{ratio:>8}{ci:>18}  ", ""))
+            out.append((k["verdict"], VERDICT_STYLE.get(k["verdict"], "")))
+            out.append(("\n", ""))
+    prof = result.get("profile") or {}
+    sides = prof.get("sides") or {}
+    ka = (sides.get("a") or {}).get("kernels") or {}
+    kb = (sides.get("b") or {}).get("kernels") or {}
+    if ka or kb:
+        out.append(("Nsight Compute: local traffic A → B · registers · occupancy · top stall B", "bold"))
+        out.append(("\n", ""))
+        for name in list(ka) + [n for n in kb if n not in ka]:
+            a, b = ka.get(name) or {}, kb.get(name) or {}
+            stall = ", ".join(f"{r} {v:g}" for r, v in (b.get("top_stalls") or a.get("top_stalls") or [])[:2])
+            out.append(
+                (
+                    f"{name[:39]:<40}{fmt_rate(a.get('local_gbps'))} → {fmt_rate(b.get('local_gbps'))} · "
+                    f"{a.get('registers', '-')}/{b.get('registers', '-')} regs · "
+                    f"{a.get('occupancy_pct', '-')}/{b.get('occupancy_pct', '-')}% · {stall or '-'}\n",
+                    "",
+                )
+            )
+    for k in comparison.get("kernels", []):
+        for side in ("a", "b"):
+            sites = [x for x in (k.get(side) or {}).get("spill_sites") or [] if "executed" in x]
+            for site in sites[:8]:
+                where = f"{site.get('file')}:{site.get('line')}" if site.get("file") else f"0x{site['addr']:x}"
+                out.append(
+                    (
+                        f"side {side.upper()} {k['name'][:30]} {site['opcode']} {where}: executed {site['executed']:,}\n",
+                        "",
+                    )
+                )
+    if prof.get("error"):
+        out.append((prof["error"] + "\n", "$warning"))
+    for sentence in result.get("verdicts") or []:
+        out.append(("• " + sentence + "\n", ""))
+    return out
 
 
 class BenchScreen(ModalScreen[None]):
@@ -126,6 +200,7 @@ class BenchScreen(ModalScreen[None]):
             box.border_title = "benchmark · A vs B on the local GPU"
             yield Static(Content.styled("Looking for a GPU…", "$text-muted"), id="gpu")
             yield Static(id="table")
+            yield Static(id="kernels")
             yield PlotextPlot(id="plot")
             yield Static(id="status")
 
@@ -144,22 +219,49 @@ class BenchScreen(ModalScreen[None]):
 
         self.post_message(GpuProbed(local_gpu()))
 
+    def bench_config(self):
+        """The bench of the open comparison's recipe: FA4's default shapes, or the recipe's hook
+        with the comparison's parameters (a sentence when it has none)."""
+        from cutediff_tui.core.bench.plan import FA4_MODES
+        from cutediff_tui.core.bench.runner import BenchConfig, check_hook
+        from cutediff_tui.core.bench.shapes import DEFAULT_SHAPES
+        from cutediff_tui.core.recipes import coerce_params, get_recipe
+
+        rec = self.comparison.get("recipe") or {}
+        name = rec.get("name", "fa4-fwdbwd")
+        if name in FA4_MODES:
+            return BenchConfig(DEFAULT_SHAPES, FA4_MODES[name], recipe=name), None
+        info = get_recipe(name)
+        params = coerce_params(info, rec.get("params") or {})
+        return BenchConfig(entry=check_hook(info), params=params, recipe=name, mode="call"), info
+
     @on(GpuProbed)
     def show_gpu(self, message: GpuProbed) -> None:
         from cutediff_tui.core.bench.runner import SUPPORTED_FAMILIES
+        from cutediff_tui.core.errors import CutediffError
         from cutediff_tui.core.gpu import arch_family
 
         self.gpu = message.gpu
         gpu = message.gpu
+        name = (self.comparison.get("recipe") or {}).get("name", "fa4-fwdbwd")
+        try:
+            info = self.bench_config()[1]
+        except CutediffError as exc:
+            info, hook_error = None, exc.sentence()
+        else:
+            hook_error = None
+        archs = info.archs if info is not None else SUPPORTED_FAMILIES
         if not gpu:
             self.gpu_error = (
                 "No NVIDIA GPU was found (nvidia-smi is missing or lists none), so the benchmark "
                 "cannot run here; the compile-only views still work."
             )
-        elif arch_family(gpu.get("arch", "sm_00")) not in SUPPORTED_FAMILIES:
+        elif hook_error:
+            self.gpu_error = hook_error
+        elif arch_family(gpu.get("arch", "sm_00")) not in archs:
+            what = "has no FA4 kernel path" if info is None else f"cannot run recipe {name}"
             self.gpu_error = (
-                f"The local GPU ({gpu.get('name')}, {gpu.get('arch')}) has no FA4 kernel path, "
-                "so the benchmark cannot run here."
+                f"The local GPU ({gpu.get('name')}, {gpu.get('arch')}) {what}, so the benchmark cannot run here."
             )
         else:
             self.gpu_error = None
@@ -181,10 +283,8 @@ class BenchScreen(ModalScreen[None]):
         if self.gpu_error or not self.gpu:
             self.notify(self.gpu_error or "No GPU found yet.", severity="warning")
             return
-        from cutediff_tui.core.bench.shapes import DEFAULT_SHAPES
-
         self._cancel = threading.Event()
-        self.state = BenchState([s.label for s in DEFAULT_SHAPES])
+        self.state = BenchState(self.bench_config()[0].labels())
         self.state.status = "starting: building both toolchains and compiling on the GPU…"
         self.refresh_view()
         self.run_bench(self._cancel)
@@ -194,16 +294,14 @@ class BenchScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bench", description="benchmark A vs B")
     def run_bench(self, cancel: threading.Event) -> None:
-        from cutediff_tui.core.bench.runner import BenchConfig, run_bench
-        from cutediff_tui.core.bench.shapes import DEFAULT_SHAPES
+        from cutediff_tui.core.bench.runner import run_bench
         from cutediff_tui.core.errors import CutediffError
         from cutediff_tui.core.events import render_event
         from cutediff_tui.core.toolchain import create_env, parse_side
 
         sides = self.comparison.get("sides", {})
-        recipe = (self.comparison.get("recipe") or {}).get("name", "fa4-fwdbwd")
-        mode = {"fa4-fwd": "fwd", "fa4-bwd": "bwd"}.get(recipe, "fwdbwd")
         try:
+            cfg, info = self.bench_config()
             envs = tuple(
                 create_env(
                     parse_side(",".join([sides[s]["dsl"], *sides[s].get("pins", [])]), cuda=sides[s].get("cuda")),
@@ -211,9 +309,7 @@ class BenchScreen(ModalScreen[None]):
                 )
                 for s in "ab"
             )
-            result = run_bench(
-                envs, BenchConfig(DEFAULT_SHAPES, mode), lambda ev: self.post_message(BenchEvent(ev)), cancel
-            )
+            result = run_bench(envs, cfg, lambda ev: self.post_message(BenchEvent(ev)), cancel, recipe=info)
             self.post_message(BenchEvent({"event": "done", "result": result}))
         except CutediffError as exc:
             self.post_message(BenchEvent({"event": "failed", "text": exc.sentence()}))
@@ -234,6 +330,7 @@ class BenchScreen(ModalScreen[None]):
             st.status = ev["text"]
         elif kind == "done":
             st.status = f"finished in {ev['result'].get('seconds')} s"
+            st.result = ev["result"]
             self.comparison["bench"] = ev["result"]
         elif kind == "failed":
             st.status = ev["text"]
@@ -259,6 +356,7 @@ class BenchScreen(ModalScreen[None]):
         st = self.state
         if st is None:
             table.update(Content.styled("No bench yet for this comparison.", "$text-muted"))
+            self.query_one("#kernels", Static).display = False
             status.update("")
             plot.display = False
             return
@@ -284,6 +382,10 @@ class BenchScreen(ModalScreen[None]):
                 "\n",
             ]
         table.update(Content.assemble(*parts))
+        detail = st.detail(self.comparison)
+        kernels = self.query_one("#kernels", Static)
+        kernels.display = bool(detail)
+        kernels.update(Content.assemble(*[(t, style) if style else t for t, style in detail]))
         status.update(st.status)
         self._plot(plot, st)
 

@@ -212,7 +212,7 @@ class CompareScreen(ModalScreen[dict | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="versions", description="list DSL versions")
     def load_versions(self) -> None:
         from cutediff_tui.core.errors import CutediffError
-        from cutediff_tui.core.toolchain import list_envs, published_versions
+        from cutediff_tui.core.toolchain import list_envs, published_versions, version_key
 
         installed = {e.spec.dsl for e in list_envs()}
         note = ""
@@ -221,7 +221,7 @@ class CompareScreen(ModalScreen[dict | None]):
         except CutediffError as exc:
             versions, offline = published_versions(offline=True), True
             note = f"Offline: {exc.sentence()} Showing cached and installed versions."
-        self.post_message(VersionsLoaded(sorted(set(versions) | installed), installed, offline, note))
+        self.post_message(VersionsLoaded(sorted(set(versions) | installed, key=version_key), installed, offline, note))
 
     @on(VersionsLoaded)
     def versions_loaded(self, message: VersionsLoaded) -> None:

@@ -1,4 +1,4 @@
-"""The help screen: every key of the app, from the bindings themselves."""
+"""The help screen: every key of the app, from the bindings themselves, and the gutter legend."""
 
 from __future__ import annotations
 
@@ -10,10 +10,14 @@ from textual.containers import Grid, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..widgets.code_pane import GUTTER_LEGEND
+
 if TYPE_CHECKING:
     from textual.app import App
 
 __all__ = ["HelpScreen", "binding_rows"]
+
+_LEGEND_TITLE = "gutter marks"
 
 
 def binding_rows(app: App, bindings: list[Binding]) -> list[tuple[str, str, str]]:
@@ -33,9 +37,12 @@ def binding_rows(app: App, bindings: list[Binding]) -> list[tuple[str, str, str]
 class HelpScreen(ModalScreen[None]):
     """Lists every binding with its description and tooltip.
 
-    | key              | action |
-    |------------------|--------|
-    | escape, ?, q     | close  |
+    | key              | action                 |
+    |------------------|------------------------|
+    | escape, ?, q     | close                  |
+    | j / k, ↓ / ↑     | scroll a line          |
+    | ctrl+d / ctrl+u  | scroll half a page     |
+    | g / G            | top / bottom           |
     """
 
     DEFAULT_CSS = """
@@ -58,11 +65,18 @@ class HelpScreen(ModalScreen[None]):
         & .help-keys { color: $accent; text-style: bold; height: auto; }
         & .help-desc { text-style: bold; height: auto; }
         & .help-tip { color: $text-muted; height: auto; }
+        & #legend { grid-columns: 14 1fr; grid-size: 2; }
     }
     """
 
     BINDINGS = [
         Binding("escape,question_mark,q", "close", "Close", id="help.close", tooltip="Close the help screen"),
+        Binding("j,down", "scroll(1)", "Down", show=False, id="help.down", tooltip="Scroll down a line"),
+        Binding("k,up", "scroll(-1)", "Up", show=False, id="help.up", tooltip="Scroll up a line"),
+        Binding("ctrl+d,pagedown", "half_page(1)", "Half page down", show=False, id="help.half-page-down"),
+        Binding("ctrl+u,pageup", "half_page(-1)", "Half page up", show=False, id="help.half-page-up"),
+        Binding("g,home", "edge('top')", "Top", show=False, id="help.top", tooltip="Scroll to the top"),
+        Binding("G,end", "edge('bottom')", "Bottom", show=False, id="help.bottom", tooltip="Scroll to the bottom"),
     ]
 
     def __init__(self, groups: list[tuple[str, list[Binding]]]) -> None:
@@ -73,8 +87,13 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="help") as box:
             box.border_title = "cutediff keys"
-            box.border_subtitle = "esc closes · ctrl+p: command palette"
-            with VerticalScroll():
+            box.border_subtitle = "esc closes · j/k ctrl+d/u scroll · ctrl+p: command palette"
+            with VerticalScroll(id="help-scroll"):
+                yield Static(_LEGEND_TITLE, classes="help-group")
+                with Grid(id="legend"):
+                    for mark, meaning in GUTTER_LEGEND:
+                        yield Static(mark, classes="help-keys", markup=False)
+                        yield Static(meaning, classes="help-tip", markup=False)
                 for title, bindings in self.groups:
                     rows = binding_rows(self.app, bindings)
                     self.rows.extend(rows)
@@ -87,6 +106,26 @@ class HelpScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    @property
+    def scroller(self) -> VerticalScroll:
+        return self.query_one("#help-scroll", VerticalScroll)
+
+    def action_scroll(self, lines: int) -> None:
+        self.scroller.scroll_relative(y=lines, animate=False)
+
+    def action_half_page(self, direction: int) -> None:
+        self.scroller.scroll_relative(y=direction * max(1, self.scroller.size.height // 2), animate=False)
+
+    def action_edge(self, where: str) -> None:
+        if where == "top":
+            self.scroller.scroll_home(animate=False)
+        else:
+            self.scroller.scroll_end(animate=False)
+
+    def legend_text(self) -> str:
+        """The gutter legend as plain text (for tests)."""
+        return "\n".join(f"{mark} {meaning}" for mark, meaning in GUTTER_LEGEND)
 
     def text(self) -> str:
         """All rows as plain text (for tests)."""

@@ -6,18 +6,21 @@
 | g / G            | first / last row                                           |
 | ctrl+d / ctrl+u  | half a page down / up                                      |
 | h / l, ← / →     | scroll left / right                                        |
-| n / N            | next / previous hunk (register renames are skipped)        |
+| n / N            | next / previous match of the last search ("match 3/44")    |
+| d / D            | next / previous changed hunk (register renames are skipped) |
 | s / S            | next / previous spill site (B when B spills)               |
 | [ / ]            | previous / next kernel                                     |
 | 1 2 3 4          | SASS, PTX, MLIR, ptxas log                                 |
 | tab / shift+tab  | next / previous pane                                       |
 | /                | search (regex, fuzzy when nothing matches; empty repeats)  |
+| v                | select rows (from here to the cursor; v again clears)      |
+| y / Y            | copy the selected rows (or the cursor row) / the hunk      |
 | :                | jump to an address (0x6630), label or source line (mask.py:680) |
 | o                | toggle register normalisation                              |
 | c                | new comparison                                             |
 | x                | cross-check with other ptxas versions                      |
 | b                | benchmark pane                                             |
-| e                | export a Markdown report                                   |
+| e                | export the report: pick the format and the file, or copy it |
 """
 
 from __future__ import annotations
@@ -32,15 +35,17 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
+
+from cutediff_tui.core.sanitize import truncate
 
 from ..messages import CrosscheckFinished, ModelReady, ReportWritten
 from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, parse_jump
-from ..widgets.bars import PaneTitle, ViewBar
+from ..widgets.bars import ColumnHeader, PaneTitle, ViewBar
 from ..widgets.code_pane import CodePane
 from ..widgets.header import ComparisonHeader, side_label
-from ..widgets.kernel_list import KernelList
+from ..widgets.kernel_list import KernelHighlighted, kernel_list
 from ..widgets.metrics import MetricsPane
 from ..widgets.source_pane import SourcePane
 
@@ -89,8 +94,8 @@ class MainScreen(Screen[None]):
         ),
         Binding("h,left", "scroll_x(-8)", "Left", show=False, id="scroll.left", tooltip="Scroll both panes left"),
         Binding("l,right", "scroll_x(8)", "Right", show=False, id="scroll.right", tooltip="Scroll both panes right"),
-        Binding("n", "hunk(1)", "Hunk", id="hunk.next", tooltip="Next changed hunk (register renames are skipped)"),
-        Binding("N", "hunk(-1)", "Prev hunk", show=False, id="hunk.previous", tooltip="Previous changed hunk"),
+        Binding("d", "hunk(1)", "Hunk", id="hunk.next", tooltip="Next changed hunk (register renames are skipped)"),
+        Binding("D", "hunk(-1)", "Prev hunk", show=False, id="hunk.previous", tooltip="Previous changed hunk"),
         Binding(
             "s",
             "spill(1)",
@@ -140,6 +145,41 @@ class MainScreen(Screen[None]):
             tooltip="Search the focused side: a regex, fuzzy when nothing matches; empty repeats",
         ),
         Binding(
+            "n", "search_next(1)", "Next match", show=False, id="search.next", tooltip="Next match of the last search"
+        ),
+        Binding(
+            "N",
+            "search_next(-1)",
+            "Prev match",
+            show=False,
+            id="search.previous",
+            tooltip="Previous match of the last search",
+        ),
+        Binding(
+            "v",
+            "select",
+            "Select",
+            show=False,
+            id="copy.select",
+            tooltip="Select rows from here to the cursor (v again clears the selection)",
+        ),
+        Binding(
+            "y",
+            "copy_rows",
+            "Copy",
+            show=False,
+            id="copy.rows",
+            tooltip="Copy the selected rows (else the cursor row) of the active side to the clipboard",
+        ),
+        Binding(
+            "Y",
+            "copy_hunk",
+            "Copy hunk",
+            show=False,
+            id="copy.hunk",
+            tooltip="Copy the hunk under the cursor as a diff (- A, + B) to the clipboard",
+        ),
+        Binding(
             "colon",
             "jump",
             "Jump",
@@ -170,7 +210,13 @@ class MainScreen(Screen[None]):
             id="bench.open",
             tooltip="The benchmark pane: time A and B on the local GPU",
         ),
-        Binding("e", "export", "Export", id="export.report", tooltip="Write a Markdown report to the current folder"),
+        Binding(
+            "e",
+            "export",
+            "Export",
+            id="export.report",
+            tooltip="Export the report: Markdown, HTML or JSON to a file, or Markdown to the clipboard",
+        ),
     ]
 
     cursor: var[int] = var(0, init=False)
@@ -183,6 +229,8 @@ class MainScreen(Screen[None]):
     """Index of the kernel shown."""
     active_side: var[str] = var("b", init=False)
     """Side whose line the source pane, search and jump use (the focused pane's side)."""
+    anchor: var[int | None] = var(None, init=False)
+    """Row where the selection (``v``) starts; None when nothing is selected."""
 
     def __init__(self, comparison: dict, *, normalised: bool = False) -> None:
         super().__init__()
@@ -192,6 +240,9 @@ class MainScreen(Screen[None]):
         self._cursors: dict[tuple[int, str], int] = {}
         self._pending: tuple[str, int] | None = None
         self._last_search = ""
+        self._matches: dict[tuple[int, str, str, str], list[int]] = {}
+        self.search_status = ""
+        """The match counter of the last search ("match 3/44"), shown in the view bar."""
         self._syncing = False
         self.set_reactive(MainScreen.normalised, normalised)
 
@@ -203,7 +254,7 @@ class MainScreen(Screen[None]):
         with Horizontal(id="body"):
             with VerticalScroll(id="sidebar"):
                 yield Static("kernels", classes="section-title", id="kernels-title")
-                yield KernelList(c.get("kernels", []), id="kernels")
+                yield kernel_list(c.get("kernels", []), id="kernels")
                 yield MetricsPane(c, id="metrics")
             with Vertical(id="main"):
                 yield ViewBar(id="viewbar")
@@ -211,6 +262,7 @@ class MainScreen(Screen[None]):
                     for s in ("a", "b"):
                         with Vertical(classes="side", id=f"side-{s}"):
                             yield PaneTitle(s, id=f"title-{s}")
+                            yield ColumnHeader(id=f"columns-{s}")
                             yield CodePane(s, id=f"pane-{s}").data_bind(
                                 cursor=MainScreen.cursor, normalised=MainScreen.normalised
                             )
@@ -240,6 +292,8 @@ class MainScreen(Screen[None]):
             )
 
     def _sync_scroll(self, other: CodePane, x: float | None = None, y: float | None = None) -> None:
+        if x is not None:
+            self._update_columns(round(x))
         if self._syncing:
             return
         self._syncing = True
@@ -266,6 +320,22 @@ class MainScreen(Screen[None]):
 
     def watch_cursor(self) -> None:
         self._cursor_moved()
+        if self.anchor is not None:
+            self._show_selection()
+
+    def watch_anchor(self) -> None:
+        self._show_selection()
+
+    def selected_rows(self) -> tuple[int, int] | None:
+        """First and last selected row, or None when nothing is selected."""
+        if self.anchor is None:
+            return None
+        return (min(self.anchor, self.cursor), max(self.anchor, self.cursor))
+
+    def _show_selection(self) -> None:
+        sel = self.selected_rows()
+        for s in ("a", "b"):
+            self.pane(s).selection = sel
 
     def watch_active_side(self, side: str) -> None:
         for s in ("a", "b"):
@@ -293,8 +363,8 @@ class MainScreen(Screen[None]):
                 self.pane(s).set_model(None, self._no_kernels_note(s))
             return
         k = self.kernel
-        header.show_kernel(k.get("name", "?"), self.kernel_index, len(kernels))
-        kl = self.query_one(KernelList)
+        header.show_kernel(truncate(str(k.get("name", "?")), 300), self.kernel_index, len(kernels))
+        kl = self.query_one("#kernels")
         if kl.highlighted != self.kernel_index:
             kl.highlighted = self.kernel_index
         metrics = self.query_one(MetricsPane)
@@ -332,8 +402,11 @@ class MainScreen(Screen[None]):
 
     def _apply_model(self, model: PaneModel) -> None:
         self.model = model
+        self.anchor = None
+        self.search_status = ""  # its counter belonged to the other listing
         for s in ("a", "b"):
             self.pane(s).set_model(model)
+        self._update_columns()
         want = self._cursors.get((self.kernel_index, self.view), 0)
         self.set_reactive(MainScreen.cursor, self.validate_cursor(want))
         for s in ("a", "b"):
@@ -400,6 +473,12 @@ class MainScreen(Screen[None]):
         self._update_titles()
         self._update_status()
 
+    def _update_columns(self, scroll_x: int | None = None) -> None:
+        for s in ("a", "b"):
+            pane = self.pane(s)
+            x = round(pane.scroll_x) if scroll_x is None else scroll_x
+            self.query_one(f"#columns-{s}", ColumnHeader).show(pane.column_header(), x)
+
     def _update_titles(self) -> None:
         model = self.model
         for s in ("a", "b"):
@@ -427,6 +506,13 @@ class MainScreen(Screen[None]):
             if model.match_pct is not None:
                 parts.append((f"{model.match_pct:.1f}% matched", "$text-muted"))
                 parts.append(("  ", ""))
+            if self.search_status:
+                parts.append((self.search_status, "bold $accent"))
+                parts.append(("  ", ""))
+            sel = self.selected_rows()
+            if sel is not None:
+                parts.append((f"{sel[1] - sel[0] + 1} rows selected", "bold $accent"))
+                parts.append(("  ", ""))
             parts.append((f"row {self.cursor + 1}/{len(model.rows)}", "$text-muted"))
         if self.normalised:
             parts.append(("  registers normalised", "$accent"))
@@ -444,10 +530,10 @@ class MainScreen(Screen[None]):
         if isinstance(event.widget, CodePane):
             self.active_side = event.widget.side
 
-    @on(OptionList.OptionHighlighted, "#kernels")
-    def kernel_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_index != self.kernel_index:
-            self.kernel_index = event.option_index
+    @on(KernelHighlighted)
+    def kernel_highlighted(self, event: KernelHighlighted) -> None:
+        if event.index != self.kernel_index:
+            self.kernel_index = event.index
 
     # ------------------------------------------------------------------ actions: movement
 
@@ -539,6 +625,8 @@ class MainScreen(Screen[None]):
         self._last_search = query
         row, how = self.model.search(self.active_side, query, self.cursor, step)
         if row is None:
+            self.search_status = f"/{query}  no match"
+            self._update_status()
             self.notify(
                 f"No line of side {self.active_side.upper()} matches {query!r}.",
                 severity="warning",
@@ -549,6 +637,42 @@ class MainScreen(Screen[None]):
         if how == "fuzzy":
             self.notify(f"No exact match for {query!r}; nearest fuzzy match.", timeout=3, markup=False)
         self._land(row)
+        self._count_match(query, row, how)
+
+    def action_search_next(self, step: int) -> None:
+        """``n`` / ``N``: the next / previous match of the last search."""
+        if not self._last_search:
+            self.notify("No search yet: press / to search (d/D walk the changed hunks).", timeout=3)
+            return
+        self.search(self._last_search, step)
+
+    def search_matches(self, side: str, query: str) -> list[int]:
+        """Rows of ``side`` whose line matches the regex ``query`` (empty when it is not a regex)."""
+        import re
+
+        if self.model is None:
+            return []
+        key = (self.kernel_index, self.view, side, query)
+        rows = self._matches.get(key)
+        if rows is None:
+            try:
+                rx = re.compile(query, re.IGNORECASE)
+            except re.error:
+                rows = []
+            else:
+                model = self.model
+                lines = model.side(side).lines
+                rows = sorted(model.row_of(side, i) for i, ln in enumerate(lines) if rx.search(ln.text))
+            self._matches[key] = rows
+        return rows
+
+    def _count_match(self, query: str, row: int, how: str) -> None:
+        rows = self.search_matches(self.active_side, query) if how == "regex" else []
+        if row in rows:
+            self.search_status = f"/{query}  match {rows.index(row) + 1}/{len(rows)}"
+        else:
+            self.search_status = f"/{query}  fuzzy match"
+        self._update_status()
 
     def action_jump(self) -> None:
         from .prompt import PromptScreen
@@ -664,14 +788,87 @@ class MainScreen(Screen[None]):
         self.comparison["crosscheck"] = message.result
         self.app.push_screen(CrosscheckScreen(message.result))
 
+    # ------------------------------------------------------------------ selection and clipboard
+
+    def action_select(self) -> None:
+        self.anchor = None if self.anchor is not None else self.cursor
+        self._update_status()
+
+    def rows_text(self, side: str, first: int, last: int) -> str:
+        """The lines of ``side`` on rows ``first``..``last`` (gaps left out), one per line."""
+        if self.model is None:
+            return ""
+        lines = (self.model.line_at(r, side) for r in range(first, last + 1))
+        return "\n".join(ln.text for ln in lines if ln is not None)
+
+    def _copy(self, text: str, what: str) -> None:
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} to the clipboard.", timeout=3, markup=False)
+
+    def action_copy_rows(self) -> None:
+        if self.model is None:
+            return
+        first, last = self.selected_rows() or (self.cursor, self.cursor)
+        side = self.active_side
+        text = self.rows_text(side, first, last)
+        if not text:
+            self.notify(f"Side {side.upper()} has no line here to copy.", timeout=3)
+            return
+        self._copy(text + "\n", f"{text.count(chr(10)) + 1} lines of side {side.upper()}")
+        self.anchor = None
+        self._update_status()
+
+    def hunk_diff(self, row: int) -> str | None:
+        """The hunk holding ``row`` as diff lines (``- A`` then ``+ B``), or None outside a hunk."""
+        if self.model is None:
+            return None
+        hit = self.model.hunk_at(row)
+        if hit is None:
+            return None
+        _k, h = hit
+        a = self.rows_text("a", h.start, h.end - 1)
+        b = self.rows_text("b", h.start, h.end - 1)
+        out = [f"@@ {self.kernel.get('name', '?')} {VIEW_TITLES[self.view]} rows {h.start + 1}-{h.end} @@"]
+        out += [f"-{ln}" for ln in a.splitlines()] + [f"+{ln}" for ln in b.splitlines()]
+        return "\n".join(out) + "\n"
+
+    def action_copy_hunk(self) -> None:
+        text = self.hunk_diff(self.cursor)
+        if text is None:
+            self.notify("The cursor is not in a changed hunk; d / D walk to one.", timeout=3)
+            return
+        self._copy(text, "the hunk")
+
+    def action_copy_report(self) -> None:
+        from cutediff_tui.core.report import render
+
+        self._copy(render(self.comparison, "md"), "the Markdown report")
+
+    # ------------------------------------------------------------------ export
+
     def action_export(self) -> None:
-        self.export_report()
+        from .export import ExportScreen
+
+        self.app.push_screen(ExportScreen(Path.cwd()), self._export_chosen)
+
+    def _export_chosen(self, choice) -> None:
+        if choice is None:
+            return
+        if choice.path is None:
+            from cutediff_tui.core.report import render
+
+            self._copy(render(self.comparison, choice.fmt), f"the {choice.fmt} report")
+            return
+        self.export_report(choice.path, choice.fmt)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", description="export the report")
-    def export_report(self) -> None:
+    def export_report(self, path: Path, fmt: str) -> None:
+        from cutediff_tui.core.files import check_output
         from cutediff_tui.core.report import write_report
 
-        self.post_message(ReportWritten(write_report(self.comparison, Path.cwd() / "cutediff-report.md", "md")))
+        # the dialog asked before replacing a file; a symbolic link is never written through
+        check_output(path, force=True, option="the report")
+        self.post_message(ReportWritten(write_report(self.comparison, path, fmt)))
 
     @on(ReportWritten)
     def report_written(self, message: ReportWritten) -> None:

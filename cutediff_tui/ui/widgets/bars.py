@@ -7,7 +7,7 @@ from textual.widgets import Static
 
 from ..model import VIEW_TITLES, VIEWS
 
-__all__ = ["ViewBar", "PaneTitle"]
+__all__ = ["ColumnHeader", "PaneTitle", "ViewBar"]
 
 
 class ViewBar(Static):
@@ -91,3 +91,29 @@ class PaneTitle(Static):
         if content != self._shown:
             self._shown = content
             self.update(content, layout=False)
+
+
+class ColumnHeader(Static):
+    """The column names of a code pane (``  addr GPR SASS instruction``), scrolled with it."""
+
+    DEFAULT_CSS = """
+    ColumnHeader {
+        height: 1;
+        width: 1fr;
+        background: $surface;
+        color: $text-muted;
+        text-style: bold;
+        text-wrap: nowrap;
+        text-overflow: clip;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, markup=False)
+        self.text = ""
+        self.scroll_x = 0
+
+    def show(self, text: str, scroll_x: int = 0) -> None:
+        if (text, scroll_x) != (self.text, self.scroll_x):
+            self.text, self.scroll_x = text, scroll_x
+            self.update(text[scroll_x:], layout=False)

@@ -16,6 +16,10 @@ The pane has no keys of its own: navigation lives on the screen (see
 | ``»``  | moved                                               |
 | ``·``  | same up to register allocation                      |
 | ``●``  | spill store/load (red when B gained it)             |
+| ``╱``  | no counterpart row on this side                     |
+
+:data:`GUTTER_LEGEND` holds the same table for the help screen; :meth:`CodePane.column_header`
+names the columns (mark, address, live registers, text) for the header above the pane.
 """
 
 from __future__ import annotations
@@ -33,13 +37,29 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from cutediff_tui.core.sanitize import visible
+
 from ..lexers import lexer_for
 from ..model import normalise_registers
 
 if TYPE_CHECKING:
     from ..model import PaneModel
 
-__all__ = ["CodePane"]
+__all__ = ["GUTTER_LEGEND", "CodePane"]
+
+#: (mark, meaning) of each gutter mark, for the help screen and the README.
+GUTTER_LEGEND: tuple[tuple[str, str], ...] = (
+    ("+", "inserted in B (no counterpart in A)"),
+    ("-", "deleted from A (no counterpart in B)"),
+    ("~", "changed: opcode, modifiers or immediates"),
+    ("»", "moved: the same instruction elsewhere"),
+    ("·", "same up to register allocation (o hides it)"),
+    ("●", "spill store/load (STL/LDL); red when B gained it"),
+    ("╱╱╱", "filler: the other side has a row here, this one has none"),
+)
+
+#: Header of the text column per view.
+_TEXT_COLUMN = {"sass": "SASS instruction", "ptx": "PTX", "mlir": "MLIR", "log": "ptxas output"}
 
 _TOKEN_CLASSES: tuple[tuple[str, str], ...] = (
     # (pygments token type prefix, component class), most specific first
@@ -102,6 +122,7 @@ class CodePane(ScrollView, can_focus=True, inherit_bindings=False):
         "code-pane--moved",
         "code-pane--filler",
         "code-pane--cursor",
+        "code-pane--selected",
         "code-pane--mark-added",
         "code-pane--mark-removed",
         "code-pane--mark-changed",
@@ -138,6 +159,7 @@ class CodePane(ScrollView, can_focus=True, inherit_bindings=False):
         & > .code-pane--changed { background: $diff-changed 9%; }
         & > .code-pane--moved { background: $diff-moved 9%; }
         & > .code-pane--filler { color: $panel; background: $surface-darken-1; }
+        & > .code-pane--selected { background: $accent 22%; }
         & > .code-pane--cursor { background: $primary 18%; }
         &:focus > .code-pane--cursor { background: $primary 38%; }
         & > .code-pane--mark-added { color: $diff-added; text-style: bold; }
@@ -154,6 +176,8 @@ class CodePane(ScrollView, can_focus=True, inherit_bindings=False):
     """Row of the cursor (shared with the other pane through the screen)."""
     normalised: reactive[bool] = reactive(False, repaint=False)
     """Show registers without their numbers."""
+    selection: reactive[tuple[int, int] | None] = reactive(None, repaint=False)
+    """First and last row of the selected rows (``v`` on the screen), or None."""
 
     @dataclass
     class RowClicked(Message):
@@ -207,6 +231,15 @@ class CodePane(ScrollView, can_focus=True, inherit_bindings=False):
             return 0
         return 2 + m.addr_width + 1 + (4 if m.has_live else 0)
 
+    def column_header(self) -> str:
+        """Names of the columns as laid out by :meth:`render_line` (before horizontal scroll)."""
+        m = self.model
+        if m is None or (self.note and not self.lines_here):
+            return ""
+        addr = "addr" if m.addr_hex else "line"
+        head = f"  {addr:>{m.addr_width}} " + (f"{'GPR':>3} " if m.has_live else "")
+        return head + _TEXT_COLUMN.get(m.view, m.view)
+
     def _update_virtual_size(self) -> None:
         m = self.model
         if m is None or (self.note and not self.lines_here):
@@ -241,6 +274,10 @@ class CodePane(ScrollView, can_focus=True, inherit_bindings=False):
         self.refresh_lines(old)
         self.refresh_lines(new)
         self.scroll_cursor_visible()
+
+    def watch_selection(self) -> None:
+        self._strips.clear()
+        self.refresh()
 
     def watch_normalised(self) -> None:
         self._tokens.clear()
@@ -293,7 +330,7 @@ class CodePane(ScrollView, can_focus=True, inherit_bindings=False):
             return cached
         assert self.model is not None
         line = self.model.side(self.side).lines[index]
-        text = normalise_registers(line.text, self.model.language) if self.normalised else line.text
+        text = visible(normalise_registers(line.text, self.model.language) if self.normalised else line.text)
         out: list[tuple[str, str | None]] = []
         for ttype, value in self._lexer.get_tokens(text):
             if not value:
@@ -352,6 +389,9 @@ class CodePane(ScrollView, can_focus=True, inherit_bindings=False):
         if (kind == "inserted" and self.side == "a") or (kind == "deleted" and self.side == "b"):
             row_class = None
         names = [row_class] if row_class else []
+        sel = self.selection
+        if sel is not None and sel[0] <= row <= sel[1]:
+            names.append("code-pane--selected")
         if is_cursor:
             names.append("code-pane--cursor")
         row_style = self._style(*names) if names else self.rich_style

@@ -1,0 +1,280 @@
+"""Property-based fuzzing (hypothesis) of what cutediff reads from files it did not make.
+
+Mutated comparison JSON goes through the loader and the CI gate; mutated SASS and PTX through
+their parsers; mutated cubin bytes through the ELF readers and ``check_cubin``. Each case must end
+in a result or a ``CutediffError`` whose sentence is one line — never another exception ("internal
+error"), never a hang (each case is stopped after :data:`CASE_SECONDS` by SIGALRM) and never a
+write outside the test's temporary folder (the working directory, HOME and the cache point into it).
+
+Bounded for CI: :data:`BUDGET_SECONDS` per target (four targets, about a minute in all on two
+shared cores). The number of cases tried is printed (``pytest -s``) and kept in
+docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import os
+import signal
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from cutediff_tui.core.errors import CutediffError
+
+from .helpers import CUBIN_480, PTX_480, SAMPLE, is_sentence
+
+CASE_SECONDS = 5
+BUDGET_SECONDS = 14
+MAX_EXAMPLES = 400
+TRIED: dict[str, int] = {}
+
+FUZZ = settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    database=None,
+    phases=(Phase.generate,),  # no shrinking: a failure is reported with its input as it came
+    suppress_health_check=list(HealthCheck),
+)
+
+
+class _Hang(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: float):
+    def stop(signum, frame):
+        raise _Hang(f"a case ran longer than {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _one_case(name: str, started: float, func) -> None:
+    """Run ``func``; only a result or a one-sentence CutediffError may come out."""
+    if time.monotonic() - started > BUDGET_SECONDS:
+        return  # the time budget is spent: the remaining examples pass without running
+    TRIED[name] = TRIED.get(name, 0) + 1
+    with _time_limit(CASE_SECONDS):
+        try:
+            func()
+        except CutediffError as exc:
+            assert is_sentence(exc.sentence().replace("\n", " ")[:899] + "."), exc.sentence()[:300]
+
+
+@pytest.fixture
+def sandbox(tmp_path, monkeypatch):
+    """cwd, HOME, the cache and the config all inside ``tmp_path``; yields the tree outside to watch."""
+    for var, sub in (("HOME", "home"), ("CUTEDIFF_CACHE_DIR", "cache"), ("CUTEDIFF_CONFIG_DIR", "config")):
+        (tmp_path / sub).mkdir()
+        monkeypatch.setenv(var, str(tmp_path / sub))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    root = Path(__file__).resolve().parents[2]
+
+    def outside() -> tuple[list[str], list[str]]:  # hypothesis keeps its own .hypothesis folder
+        return sorted(set(os.listdir(root)) - {".hypothesis"}), sorted(os.listdir(root / "samples"))
+
+    before = outside()
+    yield tmp_path
+    assert outside() == before
+
+
+def _report(name: str) -> None:
+    print(f"fuzz {name}: {TRIED.get(name, 0)} cases")
+
+
+# ---------------------------------------------------------------- comparison JSON
+
+_BASE = json.loads((SAMPLE / "comparison.json").read_text())
+_BASE["kernels"] = _BASE["kernels"][:2]
+for _k in _BASE["kernels"]:
+    for _s in ("a", "b"):
+        _k[_s]["spill_sites"] = _k[_s]["spill_sites"][:3]
+        _k[_s]["pressure"] = {}
+
+_HOSTILE_TEXT = st.text(
+    alphabet=st.sampled_from(list("abc/._-@[]\\\"' ") + ["\x1b", "\x07", "\x9b", "\r", "\n", "\x00", "\u202e"]),
+    max_size=40,
+)
+_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | _HOSTILE_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_HOSTILE_TEXT, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(obj, prefix=()):
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj[:3]):
+            yield from _paths(v, (*prefix, i))
+
+
+_ALL_PATHS = [p for p in _paths(_BASE) if p]
+
+
+@st.composite
+def mutated_comparison(draw) -> str:
+    data = copy.deepcopy(_BASE)
+    for _ in range(draw(st.integers(1, 4))):
+        path = draw(st.sampled_from(_ALL_PATHS))
+        holder = data
+        try:
+            for key in path[:-1]:
+                holder = holder[key]
+            if draw(st.booleans()) and isinstance(holder, dict):
+                holder.pop(path[-1], None)
+            else:
+                holder[path[-1]] = draw(_VALUES)
+        except (KeyError, IndexError, TypeError):
+            continue
+    text = json.dumps(data, allow_nan=True)
+    if draw(st.integers(0, 4)) == 0:  # byte-level damage too
+        pos = draw(st.integers(0, len(text)))
+        text = text[:pos] + draw(st.sampled_from(["", "]", "{", '"', "NaN", "1e400", "[" * 50])) + text[pos + 1 :]
+    return text
+
+
+def test_fuzz_comparison_loader_and_gate(sandbox):
+    from cutediff_tui.core.compare import load_json
+    from cutediff_tui.core.report import Limits, check_comparison
+
+    started = time.monotonic()
+    target = sandbox / "work" / "comparison.json"
+
+    @FUZZ
+    @given(mutated_comparison())
+    def case(text: str) -> None:
+        def run() -> None:
+            target.write_text(text)
+            c = load_json(target)
+            check_comparison(c, Limits(max_spill_bytes=0, max_register_delta=0, max_stack_delta=0))
+
+        _one_case("comparison JSON", started, run)
+
+    case()
+    _report("comparison JSON")
+    assert TRIED["comparison JSON"] >= 50
+
+
+# ---------------------------------------------------------------- SASS and PTX
+
+_SASS = gzip.decompress((SAMPLE / "a" / "000" / "sass.txt.gz").read_bytes()).decode()
+_SASS_LINES = _SASS.splitlines()[:300]
+_PTX_LINES = PTX_480.read_text(errors="replace").splitlines()[:300]
+
+
+@st.composite
+def mutated_lines(draw, lines: list[str]) -> str:
+    out = list(lines)
+    for _ in range(draw(st.integers(1, 8))):
+        if not out:
+            break
+        i = draw(st.integers(0, len(out) - 1))
+        op = draw(st.sampled_from(["delete", "duplicate", "swap", "garble", "inject", "cut"]))
+        if op == "delete":
+            del out[i]
+        elif op == "duplicate":
+            out.insert(i, out[i])
+        elif op == "swap":
+            j = draw(st.integers(0, len(out) - 1))
+            out[i], out[j] = out[j], out[i]
+        elif op == "garble":
+            line = out[i]
+            p = draw(st.integers(0, len(line)))
+            out[i] = line[:p] + draw(_HOSTILE_TEXT | st.text(max_size=10)) + line[p + 1 :]
+        elif op == "inject":
+            out.insert(i, draw(st.text(max_size=60)))
+        else:
+            out[i] = out[i][: draw(st.integers(0, len(out[i])))]
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("language", ["SASS", "PTX"])
+def test_fuzz_sass_and_ptx_parsers(sandbox, language):
+    from cutediff_tui.core.analysis.ptx import parse_ptx
+    from cutediff_tui.core.analysis.sass import parse_sass
+
+    started = time.monotonic()
+    lines, parse = (_SASS_LINES, parse_sass) if language == "SASS" else (_PTX_LINES, parse_ptx)
+
+    @FUZZ
+    @given(mutated_lines(lines))
+    def case(text: str) -> None:
+        _one_case(language, started, lambda: parse(text))
+
+    case()
+    _report(language)
+    assert TRIED[language] >= 50
+
+
+# ---------------------------------------------------------------- ELF bytes
+
+_CUBIN = CUBIN_480.read_bytes()
+_SHOFF = int.from_bytes(_CUBIN[0x28:0x30], "little")
+
+
+@st.composite
+def mutated_cubin(draw) -> bytes:
+    data = bytearray(_CUBIN)
+    for _ in range(draw(st.integers(1, 6))):
+        region = draw(st.sampled_from(["header", "sections", "anywhere"]))
+        if region == "header":
+            pos = draw(st.integers(0, 63))
+        elif region == "sections":
+            pos = draw(st.integers(_SHOFF, len(data) - 1))
+        else:
+            pos = draw(st.integers(0, len(data) - 1))
+        width = draw(st.sampled_from([1, 2, 4, 8]))
+        value = draw(st.integers(0, 2 ** (8 * width) - 1))
+        data[pos : pos + width] = value.to_bytes(width, "little")[: len(data) - pos]
+    if draw(st.integers(0, 5)) == 0:
+        data = data[: draw(st.integers(0, len(data)))]
+    return bytes(data)
+
+
+def test_fuzz_elf_readers(sandbox):
+    from cutediff_tui.core.analysis.fingerprint import cubin_arch, cubin_sections, cubin_toolchain
+    from cutediff_tui.core.analysis.tools import check_cubin
+
+    started = time.monotonic()
+    path = sandbox / "work" / "kernel.cubin"
+
+    @FUZZ
+    @given(mutated_cubin())
+    def case(data: bytes) -> None:
+        def run() -> None:
+            for reader in (cubin_sections, cubin_arch, cubin_toolchain):
+                try:
+                    reader(data)
+                except CutediffError:
+                    pass
+            path.write_bytes(data)
+            check_cubin(path)
+
+        _one_case("ELF", started, run)
+
+    case()
+    _report("ELF")
+    assert TRIED["ELF"] >= 50
