@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 import shutil
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,8 @@ from .analysis.ptx import parse_ptx
 from .analysis.resource_usage import parse_resource_usage
 from .analysis.sass import SassListing, merge_sass, parse_sass
 from .errors import CutediffError
+from .events import CrosscheckStarted, Progress, SideAnalysed
+from .events import noop as _noop
 from .files import read_bounded, read_text
 from .locking import atomic_write
 from .model.types import SIDES
@@ -44,7 +45,7 @@ from .remarks import parse_remarks, short_path
 
 if TYPE_CHECKING:
     from .build import Build
-    from .compare import CompareOptions, SideOutcome
+    from .options import CompareOptions, SideOutcome
 
 ANALYSIS_VERSION = 1
 
@@ -67,13 +68,6 @@ def analysis_digest() -> str:
         if p.is_file():
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
-
-
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 # ---------------------------------------------------------------- texts (cached disassembly)
@@ -106,7 +100,7 @@ def kernel_texts(
 
     An entry of the disassembly cache carries a hash record: one whose files changed on disk is
     removed and made again, and the sentence saying so is appended to ``repairs``."""
-    wanted = {"sass": dict(), "res": None}
+    wanted: dict[str, dict[str, Any] | None] = {"sass": dict(), "res": None}
     if line_info:
         wanted["sass_g"] = dict(line_info=True)
     if live:
@@ -157,9 +151,9 @@ def _kernel_texts(
     return out
 
 
-def _run_tool_for(name: str, cubin: Path, kw: dict) -> str:
+def _run_tool_for(name: str, cubin: Path, kw: dict[str, Any] | None) -> str:
     try:
-        return tools.resource_usage(cubin) if name == "res" else tools.disassemble(cubin, **kw)
+        return tools.resource_usage(cubin) if name == "res" else tools.disassemble(cubin, **(kw or {}))
     except tools.ToolFailed as exc:
         raise _tool_failure("cuobjdump" if name == "res" else "nvdisasm", cubin, exc) from None
 
@@ -180,7 +174,7 @@ def _tool_failure(tool: str, cubin: Path, exc: CutediffError) -> CutediffError:
     except (CutediffError, OSError):
         arch = "an unknown arch"
     why = re.sub(r"\s+", " ", str(exc).split(": ", 1)[-1]).strip().rstrip(".")
-    homes = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    homes = [h for v in ("CUDA_HOME", "CUDA_PATH") if (h := os.environ.get(v))]
     if path is not None and any(str(path).startswith(str(Path(h))) for h in homes):
         hint = (
             f"It may be older than {arch}: point CUDA_HOME at a newer CUDA, or unset CUDA_HOME to use the "
@@ -367,7 +361,7 @@ def _plain(obj: Any) -> Any:
 # ---------------------------------------------------------------- the comparison
 
 
-def _side_kernels(outcome: SideOutcome, progress: Progress, side: str) -> list[tuple[str, dict]]:
+def side_kernels(outcome: SideOutcome, progress: Progress, side: str) -> list[tuple[str, dict]]:
     build = outcome.build
     if build is None:
         return []
@@ -381,7 +375,7 @@ def _side_kernels(outcome: SideOutcome, progress: Progress, side: str) -> list[t
         m = side_kernel(build, kdir, li, li_dirs.get(kdir.name), remarks)
         out.append((kernel_class(m["symbol"], m.get("callable")), m))
     names = unique_names([n for n, _ in out])
-    progress(f"side {side.upper()}: analysed {len(out)} kernel(s)")
+    progress(SideAnalysed(side, len(out)))  # type: ignore[arg-type]
     return [(n, m) for n, (_, m) in zip(names, out)]
 
 
@@ -503,11 +497,11 @@ def load_listing(metrics: dict) -> SassListing:
         sass = (kdir / "kernel.sass").read_text(errors="replace")
         texts = {"sass": sass, "lrm": sass}
     else:
-        texts = kernel_texts(kdir / "kernel.cubin", _cache_for(kdir), live=True)
+        texts = kernel_texts(kdir / "kernel.cubin", cache_for(kdir), live=True)
     li = None
     if files.get("lineinfo_dir") and (Path(files["lineinfo_dir"]) / "kernel.cubin").is_file():
         ld = Path(files["lineinfo_dir"])
-        li_texts = kernel_texts(ld / "kernel.cubin", _cache_for(ld), line_info=True)
+        li_texts = kernel_texts(ld / "kernel.cubin", cache_for(ld), line_info=True)
         li = parse_sass(li_texts["sass_g"])
     listing = merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"]))
     shorten_paths(listing)
@@ -517,7 +511,7 @@ def load_listing(metrics: dict) -> SassListing:
     return listing
 
 
-def _cache_for(kdir: Path) -> Path | None:
+def cache_for(kdir: Path) -> Path | None:
     """Disassembly cache of a kernel folder: beside it in a saved result, else in the user cache."""
     if (kdir / "sass.txt.gz").is_file() or (kdir.parent.parent / "comparison.json").exists():
         return kdir
@@ -526,7 +520,8 @@ def _cache_for(kdir: Path) -> Path | None:
 
 
 def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progress = _noop) -> dict:
-    from .compare import SCHEMA, host_info
+    from .model import SCHEMA
+    from .options import host_info
 
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -630,7 +625,7 @@ def pair_by_hashless(side_a: list[tuple[str, dict]], side_b: list[tuple[str, dic
 
 def _safe_side_kernels(o: SideOutcome, progress: Progress, side: str) -> tuple[list, str | None]:
     try:
-        return _side_kernels(o, progress, side), None
+        return side_kernels(o, progress, side), None
     except CutediffError as exc:
         return [], f"Side {side.upper()}: the analysis failed: {exc.sentence()}"
 
@@ -647,7 +642,7 @@ def run_crosscheck(comparison: dict, opts: CompareOptions, progress: Progress) -
             ptx[f"{s.upper()} ({comparison['sides'][s]['dsl']})"] = (
                 read_text(Path(k[s]["files"]["dir"]), "kernel.ptx") or ""
             )
-        progress(f"cross-check {k['name']}: ptxas {', '.join(opts.crosscheck)}")
+        progress(CrosscheckStarted(None, k["name"], tuple(opts.crosscheck)))
         cc = crosscheck(ptx, opts.crosscheck, opts.profile.arch, cache_dir(), opts.allow_ptx_rewrite)
         out[k["name"]] = cc.to_json() if hasattr(cc, "to_json") else _plain(cc)
     return out

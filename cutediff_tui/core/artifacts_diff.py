@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from . import sass_text
 from .build import Build
@@ -44,10 +45,12 @@ def _collect(path: Path) -> list[tuple[str, Path | None, Path | None]]:
         sibling = path.with_suffix(".ptx")
         return [(path.stem, path, sibling if sibling.is_file() else None)]
     cubins = sorted(path.rglob("*.cubin"))
-    found = []
+    found: list[tuple[str, Path | None, Path | None]] = []
     for c in cubins:
-        ptx = c.with_suffix(".ptx")
-        if not ptx.is_file():
+        own = c.with_suffix(".ptx")
+        if own.is_file():
+            ptx: Path | None = own
+        else:
             alt = [p for p in c.parent.glob("*.ptx") if c.name.startswith(p.stem)]
             ptx = alt[0] if alt else None
         found.append((c.stem, c, ptx))
@@ -163,14 +166,14 @@ def import_side(path: Path) -> Build:
         tmp = root.with_name(f"{root.name}.{os.getpid()}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         try:
-            compiles = []
+            compiles: list[dict[str, Any]] = []
             stage = tmp / "stage"
             stage.mkdir(parents=True)
             for n, (name, art, ptx) in enumerate(items):
                 ptx_bytes = read_bounded(ptx).rstrip(b"\x00") if ptx is not None else None
                 if art is not None and art.suffix in SASS_SUFFIXES:
                     text = texts[art]
-                    funcs = sass_text.functions(text)
+                    funcs: list[str | None] = list(sass_text.functions(text))
                     kind = "sass"
                 else:
                     if art is None:
@@ -178,7 +181,7 @@ def import_side(path: Path) -> Build:
                         src.write_bytes(ptx_bytes or b"")
                         art = _assemble(src, stage / f"{n:03d}.cubin")
                     data = art.read_bytes()
-                    funcs = entry_functions(data) or [None]
+                    funcs = list(entry_functions(data)) or [None]
                     kind = "cubin"
                 demangled = demangle([f for f in funcs if f])
                 ir = _ir_beside(art) if art is not None else None

@@ -25,15 +25,12 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .errors import CutediffError
+from .events import Progress
+from .events import noop as _noop
 from .metric import Metric
 from .probe import Probe, run_probe, select_kernels
 
 SCHEMA = "cutediff.bisect/1"
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 def _version(v: str) -> Version | None:
@@ -359,6 +356,7 @@ def run_bisect(
     test_all([lo, hi] if executor is not None and plan.jobs > 1 else [lo])
     if hi not in steps:
         test_all([hi])
+    i: int | None
     for i, expected in ((lo, "good"), (hi, "bad")):
         got = steps[i].verdict
         if got == expected:
@@ -494,9 +492,8 @@ def pair_options(result: dict, *, lineinfo: bool = True):
             f"Compare the two commits with cutediff compare {over.get('toolchain')} {over.get('toolchain')} --kernel FILE --a-source git:LAST_GOOD --b-source git:FIRST_BAD.",
         )
     sides = result.get("sides") or {}
-    specs = tuple(
-        parse_side(sides.get(v, v), result.get("pins") or (), result.get("cuda")) for v in pair_versions(result)
-    )
+    a, b = (parse_side(sides.get(v, v), result.get("pins") or (), result.get("cuda")) for v in pair_versions(result))
+    specs = (a, b)
     return CompareOptions(
         specs=specs,
         recipe=get_recipe(result["recipe"]),

@@ -12,13 +12,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .cache_admin import mark_entry
 from .errors import CompileError, CutediffError
+from .events import DslImporting, KernelCompiled, Progress
+from .events import noop as _noop
 from .gpu import GpuProfile, arch_family
 from .locking import file_lock, pid_alive
 from .paths import artifacts_dir
@@ -26,11 +27,6 @@ from .recipes import RecipeInfo
 from .toolchain import Env
 
 BUILD_FORMAT = 1
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 def _digest_tree(path: Path, suffixes: tuple[str, ...] = (".py",)) -> str:
@@ -350,7 +346,7 @@ def _compile_locked(
     root.mkdir(parents=True, exist_ok=True)
     repaired = None
     with file_lock(root / f".{key}.lock"):
-        clean_stale_builds(root, lambda m: progress(f"side {side}: {m}"))
+        clean_stale_builds(root, progress)
         final = root / key
         if use_cache and final.is_dir():
             problem = verify(final)
@@ -359,7 +355,7 @@ def _compile_locked(
                 assert build is not None
                 return build
             repaired = f"cache entry {key[:12]} was damaged ({problem}); rebuilt it"
-            progress(f"side {side}: {repaired}")
+            progress(repaired)
             shutil.rmtree(final, ignore_errors=True)
         tmp = root / f".tmp-{key}-{os.getpid()}-{threading.get_ident()}"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -462,11 +458,9 @@ def _run_worker(
                     continue
                 events.append(ev)
                 if ev.get("event") == "compile":
-                    progress(
-                        f"side {side}: {what}: compiled kernel {ev['index'] + 1} ({ev['callable']}) in {ev['seconds']:.1f} s"
-                    )
+                    progress(KernelCompiled(None, what, ev["index"] + 1, ev["callable"], ev["seconds"]))
                 elif ev.get("event") == "stage" and ev.get("stage") == "import":
-                    progress(f"side {side}: {what}: importing DSL {ev.get('dsl')}")
+                    progress(DslImporting(None, what, str(ev.get("dsl"))))
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()

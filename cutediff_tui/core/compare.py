@@ -8,64 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from .build import Build, BuildRequest, compile_build
+from .build import BuildRequest, compile_build
 from .errors import CutediffError
-from .gpu import GpuProfile
+from .events import AnalysisCached, Progress, for_side
+from .events import noop as _noop
 from .locking import atomic_write
 from .model import SCHEMA, SIDES, decode, read_comparison
 from .model import dumps as dump_comparison
+from .options import CompareOptions, SideOutcome, host_info
 from .paths import cache_dir
-from .recipes import RecipeInfo
 from .toolchain import ToolchainSpec, create_env
-
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
-
-
-@dataclass
-class CompareOptions:
-    """What to compare and how."""
-
-    specs: tuple[ToolchainSpec, ToolchainSpec]
-    recipe: RecipeInfo
-    params: dict[str, Any]
-    profile: GpuProfile
-    lineinfo: bool = True
-    remarks: bool = True
-    use_cache: bool = True
-    timeout: float = 1800
-    wheelhouse: Path | None = None
-    crosscheck: list[str] = field(default_factory=list)
-    allow_ptx_rewrite: bool = False
-    command: str = ""
-
-
-@dataclass
-class SideOutcome:
-    """What one side produced: builds, or the sentence that says why not."""
-
-    spec: ToolchainSpec
-    label: str | None = None
-    env_name: str | None = None
-    versions: dict[str, str] = field(default_factory=dict)
-    build: Build | None = None
-    lineinfo_build: Build | None = None
-    error: str | None = None
-    error_log: str = ""
-    seconds: float = 0.0
-    env_seconds: float = 0.0
 
 
 def run_side(
@@ -78,8 +35,9 @@ def run_side(
     """Environment, plain build and line-info build for one side; errors are kept, not raised."""
     out = SideOutcome(spec=spec)
     t0 = time.monotonic()
+    progress = for_side(progress, side)  # type: ignore[arg-type]
     try:
-        env = create_env(spec, wheelhouse=opts.wheelhouse, progress=lambda m: progress(f"side {side.upper()}: {m}"))
+        env = create_env(spec, wheelhouse=opts.wheelhouse, progress=progress)
         out.env_seconds = time.monotonic() - t0
         out.env_name = env.name
         out.versions = env.versions()
@@ -184,7 +142,7 @@ def run_compare(
     if cached is not None:
         comparison = cached
         comparison["command"] = opts.command
-        progress("analysis served from the cache")
+        progress(AnalysisCached(None))
     else:
         comparison = analyze(outcomes, opts, progress=progress)
         if sources:
@@ -257,21 +215,6 @@ def recent_comparisons(limit: int = 20) -> list[dict]:
             }
         )
     return out
-
-
-def host_info() -> dict:
-    import importlib.metadata as md
-
-    info = {"python": platform.python_version(), "platform": platform.platform(), "machine": platform.machine()}
-    for dist in ("torch", "cutediff"):
-        try:
-            info[dist] = md.version(dist)
-        except md.PackageNotFoundError:
-            pass
-    from .gpu import local_gpu
-
-    info["gpu"] = local_gpu()
-    return info
 
 
 def save_json(comparison: dict, path: Path) -> None:

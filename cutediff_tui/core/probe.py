@@ -12,21 +12,17 @@ import hashlib
 import json
 import socket
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import CutediffError
+from .events import Progress
+from .events import noop as _noop
 from .gpu import GpuProfile
 from .recipes import RecipeInfo
 
-Progress = Callable[[str], None]
 PROBE_FORMAT = 1
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 @dataclass
@@ -78,7 +74,7 @@ def run_probe(probe: Probe, progress: Progress = _noop) -> dict:
     Never raises for a version that cannot be built or imported (that is an answer for bisect);
     ``KeyboardInterrupt`` still propagates.
     """
-    from .analysis_pipeline import _side_kernels
+    from .analysis_pipeline import side_kernels
     from .compare import CompareOptions, run_side
     from .metric import figures_of
 
@@ -128,7 +124,7 @@ def run_probe(probe: Probe, progress: Progress = _noop) -> dict:
     out["shims"] = build.manifest.get("shims", [])
     out["notes"] = build.manifest.get("notes", [])
     try:
-        kernels = _side_kernels(outcome, progress, "a")
+        kernels = side_kernels(outcome, progress, "a")
     except CutediffError as exc:
         out.update(why=exc.sentence(), stage="analysis", seconds=round(time.monotonic() - t0, 3))
         return out

@@ -8,7 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-from .analysis_pipeline import _cache_for, dumps
+from .analysis_pipeline import cache_for, dumps
 from .locking import atomic_write
 from .paths import cache_dir
 
@@ -25,7 +25,7 @@ def _copy_kernel(src: Path, dst: Path) -> None:
                 shutil.copy(p, dst / name)
             else:
                 (dst / f"{name}.gz").write_bytes(gzip.compress(p.read_bytes(), 6, mtime=0))
-    cache = _cache_for(src)
+    cache = cache_for(src)
     if cache is not None:
         for name in TEXTS:
             for cand in (cache / name, cache / f"{name}.gz"):
@@ -80,9 +80,9 @@ def save_result(comparison: dict, folder: Path, keep_paths: bool = False) -> dic
     for cc in (result.get("crosscheck") or {}).values():
         if isinstance(cc, dict):
             cc.pop("ptxas_paths", None)  # machine-specific
-    result = scrub_paths(result, keep_paths)  # type: ignore[assignment]
-    atomic_write(folder / "comparison.json", json.dumps(result, indent=1))
-    return absolutize(result, folder)
+    scrubbed = scrub_paths(result, keep_paths)
+    atomic_write(folder / "comparison.json", json.dumps(scrubbed, indent=1))
+    return absolutize(scrubbed, folder)  # type: ignore[arg-type]  # a dict scrubs to a dict
 
 
 def confined(base: Path, value: object) -> Path | None:
@@ -95,6 +95,7 @@ def confined(base: Path, value: object) -> Path | None:
     if not isinstance(value, str) or not value or "\x00" in value:
         return None
     p = Path(value)
+    roots: tuple[Path, ...]
     if p.is_absolute():
         cand, roots = p, (base, cache_dir())
     elif ".." in p.parts:

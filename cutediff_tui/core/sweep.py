@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import CutediffError
+from .events import CellFinished, Progress
+from .events import noop as _noop
 from .locking import atomic_write
 from .metric import Metric, parse_metric
 from .paths import cache_dir
@@ -27,11 +29,6 @@ from .probe import Probe, select_kernels
 SCHEMA = "cutediff.sweep/1"
 #: The note of a cell none of whose kernels the kernel filter matches.
 NO_MATCH = "no kernel matches the filter"
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 # ---------------------------------------------------------------- axes
@@ -208,11 +205,19 @@ def run_sweep(plan: SweepPlan, executor, progress: Progress = _noop, *, resume: 
     for probe, res in executor.map_unordered(todo):
         n += 1
         results[probe.key()] = res
-        what = f"[{n}/{total}] {probe.side} {cell_label(probe.axis)}"
-        if res.get("status") == "ok":
-            progress(f"{what}: {res.get('seconds', 0):.1f} s{' (cached build)' if res.get('from_cache') else ''}")
-        else:
-            progress(f"{what}: failed: {res.get('why')}")
+        ok = res.get("status") == "ok"
+        progress(
+            CellFinished(
+                None,
+                n,
+                total,
+                probe.side,
+                cell_label(probe.axis),
+                seconds=res.get("seconds", 0) if ok else 0.0,
+                from_cache=bool(res.get("from_cache")) if ok else False,
+                why=None if ok else str(res.get("why")),
+            )
+        )
         if res.get("status") == "ok":
             save_state(plan, {probe.key(): res})
     cells = [results[p.key()] for p in plan.probes]

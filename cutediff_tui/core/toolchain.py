@@ -21,11 +21,13 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import ToolchainError
+from .events import EnvStage, Progress
+from .events import noop as _noop
 from .locking import file_lock, pid_alive
 from .paths import cache_dir, envs_dir
 
@@ -38,12 +40,6 @@ BASE_REQUIREMENTS = ("apache-tvm-ffi<0.2", "einops", "typing_extensions", "numpy
 #: Top-level import names of pinnable kernel packages, to recognise a local source folder.
 LOCAL_PACKAGES = {"flash_attn": "flash-attn-4", "quack": "quack-kernels"}
 ENV_FORMAT = 3
-
-Progress = Callable[[str], None]
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 def normalize_name(name: str) -> str:
@@ -711,9 +707,9 @@ def create_env(
                     shutil.copy(candidate, lock_path)
                     progress(f"using the lock stored in the wheelhouse for {spec.label}")
             if lock_path is None:
-                progress(f"resolving {spec.label} (cu{spec.cuda})")
+                progress(EnvStage(None, "resolving", spec.label, cuda=spec.cuda))
                 lock_path = resolve_lock(spec, tmp, wheelhouse=wheelhouse)
-            progress(f"installing {spec.label} into {final.name}")
+            progress(EnvStage(None, "installing", spec.label, final.name))
             # DSL <= 4.5 ships the CUDA-flavoured libraries as files that overwrite the base wheel's
             # (same paths): install them in a second step so that they always win.
             main_lock, flavour_lock = split_lock(lock_path.read_text(), f"{DSL_PACKAGE}-libs-cu")
@@ -760,7 +756,7 @@ def create_env(
                 )
             )
             os.replace(tmp, final)
-            progress(f"environment ready in {time.monotonic() - t0:.1f} s: {final.name}")
+            progress(EnvStage(None, "ready", spec.label, final.name, seconds=time.monotonic() - t0))
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CutediffError
+from .events import Progress, noop
 
 __all__ = [
     "Watcher",
@@ -319,9 +320,9 @@ def _model_rows(model: Any, side: str) -> list[tuple[str | None, int | None] | N
 def cursor_anchor(model: Any, side: str, row: int) -> Anchor | None:
     """The source position under ``row`` of ``side`` (None where the row has no line info)."""
     rows = _model_rows(model, side)
-    if not 0 <= row < len(rows) or not rows[row] or rows[row][0] is None or rows[row][1] is None:
+    file, line = (rows[row] or (None, None)) if 0 <= row < len(rows) else (None, None)
+    if file is None or line is None:
         return None
-    file, line = rows[row]  # type: ignore[misc]
     ordinal = sum(1 for loc in rows[:row] if loc and loc[1] == line and same_file(loc[0], file))
     return Anchor(str(file), int(line), ordinal)
 
@@ -353,7 +354,7 @@ class CompareWatch:
         *,
         on_result: Callable[[dict, Change | None], Any],
         on_error: Callable[[str, Change | None], Any] | None = None,
-        progress: Callable[[str], Any] | None = None,
+        progress: Progress | None = None,
         given: dict | None = None,
         interval: float = 0.25,
     ) -> None:
@@ -362,7 +363,7 @@ class CompareWatch:
         self.given = dict(given or {})
         self.on_result = on_result
         self.on_error = on_error or (lambda _m, _c: None)
-        self.progress = progress or (lambda _m: None)
+        self.progress: Progress = progress or noop
         self.round = 0
         self._changes: list[Change] = []
         self._cond = threading.Condition()

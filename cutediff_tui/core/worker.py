@@ -117,7 +117,7 @@ def shim_jit_lookup() -> str | None:
             return None
 
     _lookup.__cutediff_shim__ = True  # type: ignore[attr-defined]
-    cls.lookup = _lookup
+    cls.lookup = _lookup  # type: ignore[union-attr]
     return None  # recorded in FIRED when it acts
 
 
@@ -188,7 +188,12 @@ class Recorder:
         index = len(st["compiles"])
         fn = args[0] if args else None
         name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", "kernel")
-        entry = {"index": index, "seconds": round(seconds, 3), "callable": str(name), "files": sorted(after - before)}
+        entry: dict[str, Any] = {
+            "index": index,
+            "seconds": round(seconds, 3),
+            "callable": str(name),
+            "files": sorted(after - before),
+        }
         kdir = st["out"] / "kernels" / f"{index:03d}"
         kdir.mkdir(parents=True, exist_ok=True)
         for fname in entry["files"]:
@@ -297,7 +302,7 @@ def run(request: dict) -> int:
             manifest["packages"][dist] = md.version(dist)
         except md.PackageNotFoundError:
             pass
-    state = {"dump": dump, "out": out, "compiles": []}
+    state: dict[str, Any] = {"dump": dump, "out": out, "compiles": []}
     stage = "import"
     t_start = time.monotonic()
     try:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from cutediff_tui.core.events import Event, Side
+
     from .model import PaneModel
 
 __all__ = [
@@ -39,10 +41,14 @@ class ModelReady(Message):
 
 @dataclass
 class CompareProgress(Message):
-    """A progress line from a running compile (``side`` is ``a``, ``b`` or ``""`` for both)."""
+    """A progress event from a running compile (:mod:`cutediff_tui.core.events`)."""
 
-    side: str
-    text: str
+    event: Event
+
+    @property
+    def side(self) -> Side | None:
+        """The side the event belongs to (None: both, or neither)."""
+        return self.event.side
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, CompareProgress) and message.side == self.side

@@ -13,6 +13,7 @@ def main() -> int:
     os.environ["CUTEDIFF_CACHE_DIR"] = cache
     from cutediff_tui.core.build import BuildRequest, compile_build
     from cutediff_tui.core.errors import CutediffError
+    from cutediff_tui.core.events import render_event
     from cutediff_tui.core.gpu import resolve_profile
     from cutediff_tui.core.recipes import RecipeInfo
     from cutediff_tui.core.toolchain import create_env, parse_side
@@ -21,7 +22,9 @@ def main() -> int:
     rec = RecipeInfo("tiny", "fault-test recipe", f"{recipe_file}:recipe", (), (90, 100, 110, 120))
     notes: list[str] = []
     try:
-        b = compile_build(BuildRequest(env, rec, {}, resolve_profile(arch=arch)), progress=notes.append)
+        b = compile_build(
+            BuildRequest(env, rec, {}, resolve_profile(arch=arch)), progress=lambda e: notes.append(render_event(e))
+        )
     except CutediffError as exc:
         print(json.dumps({"error": exc.sentence(), "notes": notes}), flush=True)
         return 2

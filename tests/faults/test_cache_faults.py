@@ -18,6 +18,7 @@ import pytest
 from cutediff_tui.core.build import BuildRequest, compile_build, verify
 from cutediff_tui.core.compare import CompareOptions, comparisons_dir, run_compare
 from cutediff_tui.core.errors import CompileError
+from cutediff_tui.core.events import render_event
 from cutediff_tui.core.gpu import resolve_profile
 
 from .conftest import borrow_envs, remount_ro
@@ -82,7 +83,7 @@ def test_damaged_cache_entry_is_rebuilt_and_reported(own_cache, env48, tmp_path,
     hurt(entry)
     assert verify(entry) == why
     progress: list[str] = []
-    again = run_compare(_opts(env48, recipe), progress.append)
+    again = run_compare(_opts(env48, recipe), lambda e: progress.append(render_event(e)))
     repaired = [s["repaired"] for s in again["sides"].values() if s["repaired"]]
     assert len(repaired) == 1 and why in repaired[0][0] and "rebuilt it" in repaired[0][0]  # the side that saw it
     assert any("was damaged" in m for m in progress)
@@ -99,7 +100,7 @@ def test_corrupt_comparison_cache_is_recomputed(own_cache, env48, tmp_path):
     (stored,) = comparisons_dir().glob("*.json")
     stored.write_text(stored.read_text()[:100])  # cut short
     progress: list[str] = []
-    again = run_compare(_opts(env48, recipe), progress.append)
+    again = run_compare(_opts(env48, recipe), lambda e: progress.append(render_event(e)))
     assert "analysis served from the cache" not in progress
     assert again["kernels"][0]["a"]["instructions"] > 0
     json.loads(stored.read_text())  # stored whole again
@@ -182,7 +183,10 @@ def test_killed_cutediff_leaves_a_half_build_that_the_next_run_removes(own_cache
     assert tmp.is_dir()  # what a crash leaves
     quick = tiny_recipe(tmp_path / "quick", name="quick")
     notes: list[str] = []
-    compile_build(BuildRequest(env48, quick, {}, resolve_profile(arch="sm_100a")), progress=notes.append)
+    compile_build(
+        BuildRequest(env48, quick, {}, resolve_profile(arch="sm_100a")),
+        progress=lambda e: notes.append(render_event(e)),
+    )
     assert not tmp.exists() and not leftovers(own_cache)
     assert any("removed a half-written build left by an earlier crash" in n for n in notes)
 

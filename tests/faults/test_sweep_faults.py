@@ -152,7 +152,7 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
 def test_odd_results_given_to_open(content, needle, tmp_path):
     """A bisect result without its versions, a JSON list, bytes that are not UTF-8, a sweep whose
     schema key comes last: one sentence each (the last one opens, so it is only parsed here)."""
-    from cutediff_tui.cli import sweep_or_bisect
+    from cutediff_tui.cli.tui import sweep_or_bisect
 
     p = tmp_path / "r.json"
     p.write_bytes(content)

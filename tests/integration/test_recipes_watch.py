@@ -120,7 +120,7 @@ def test_editing_the_recipe_refreshes_the_view(compile_cache):
 
 def test_cursor_stays_on_the_source_line_after_an_edit(compile_cache, monkeypatch):
     """In-process: CompareWatch recompiles with line info, keep_cursor finds the same statement."""
-    from cutediff_tui.cli import build_options
+    from cutediff_tui.core.options import compare_options as build_options
     from cutediff_tui.core.recipes.sources import plan_sources
     from cutediff_tui.core.watch import CompareWatch, cursor_anchor, keep_cursor
     from cutediff_tui.ui.model import build_model

@@ -26,16 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT / "samples" / "raw"
 SAMPLE = bundled_sample_dir() / "comparison.json"
 CHROMIUM = Path("/usr/bin/chromium")
-# `cutediff` with report/check registered (cli.py registers them; this also works before it does).
-RUNNER = (
-    "import sys\n"
-    "from cutediff_tui.cli import main\n"
-    "from cutediff_tui.cli_report import check, report\n"
-    "for cmd in (report, check):\n"
-    "    main.commands.get(cmd.name) or main.add_command(cmd)\n"
-    "sys.argv[0] = 'cutediff'\n"
-    "main()\n"
-)
+# `cutediff` as installed (the entry point), with a fixed program name.
+RUNNER = "import sys\nfrom cutediff_tui.cli import main\nsys.argv[0] = 'cutediff'\nmain()\n"
 
 
 @pytest.fixture(scope="module")

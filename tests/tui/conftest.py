@@ -1,11 +1,12 @@
 """Fixtures for the TUI tests: the bundled sample (or, until it exists, a comparison built
-from ``samples/raw`` with the core's own functions), settings in a temporary folder."""
+from ``samples/raw`` with the core's own functions), settings in a temporary folder.
+
+``async def`` tests run under pytest-asyncio (``asyncio_mode = "auto"`` in pyproject.toml,
+Textual's recommended set-up)."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import inspect
 from pathlib import Path
 
 import pytest
@@ -14,17 +15,6 @@ from cutediff_tui.core.paths import project_root
 
 RAW = project_root() / "samples" / "raw"
 VERSIONS = ["4.2.0", "4.3.5", "4.4.2", "4.5.0", "4.5.1", "4.6.0", "4.7.0", "4.8.0", "4.8.1.dev0"]
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem):
-    """Run ``async def`` tests with asyncio (the test extras carry no async plugin)."""
-    fn = pyfuncitem.obj
-    if not inspect.iscoroutinefunction(fn):
-        return None
-    names = inspect.signature(fn).parameters
-    asyncio.run(fn(**{k: v for k, v in pyfuncitem.funcargs.items() if k in names}))
-    return True
 
 
 @pytest.fixture(scope="session")
@@ -82,7 +72,7 @@ def _raw_metrics(version: str) -> dict:
 def _raw_comparison() -> dict:
     a, b = _raw_metrics("4.5.1"), _raw_metrics("4.8.0")
 
-    def side(v):
+    def side(v: str) -> dict:
         return {
             "label": v,
             "dsl": v,

@@ -351,6 +351,7 @@ async def test_compile_flow_opens_new_comparison(make_app, comparison, monkeypat
     import copy
 
     from cutediff_tui.core import compare
+    from cutediff_tui.core.events import DslImporting, KernelCompiled
     from cutediff_tui.ui.screens.compare import CompareScreen
 
     seen = {}
@@ -360,8 +361,8 @@ async def test_compile_flow_opens_new_comparison(make_app, comparison, monkeypat
     def fake_run_compare(opts, progress, cancel=None):
         seen["specs"] = [s.dsl for s in opts.specs]
         seen["recipe"] = opts.recipe.name
-        progress("side A: importing DSL 4.7.0")
-        progress("side B: compiled kernel 1")
+        progress(DslImporting("a", "build", "4.7.0"))
+        progress(KernelCompiled("b", "build", 1, "fwd", 1.0))
         return result
 
     monkeypatch.setattr(compare, "run_compare", fake_run_compare)
@@ -385,11 +386,14 @@ async def test_compile_cancel(make_app, monkeypatch):
     import threading
 
     from cutediff_tui.core import compare
+    from cutediff_tui.core.events import KernelCompiled
     from cutediff_tui.ui.screens.compare import CompareScreen
 
     started = threading.Event()
 
     def slow_run_compare(opts, progress, cancel=None):
+        progress(KernelCompiled("b", "build", 1, "fwd", 2.0))
+        progress("resolving both sides")
         started.set()
         assert cancel is not None and cancel.wait(10), "the dialog did not set the cancel event"
         return {}
@@ -403,7 +407,16 @@ async def test_compile_cancel(make_app, monkeypatch):
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert started.wait(5)
-        await pilot.press("escape")  # cancels, the dialog stays
+        await pilot.pause()
+        dialog = app.screen
+        # the event's side picks the status line; nothing is parsed back from the text
+        assert "B: build: compiled kernel 1 (fwd) in 2.0 s" in str(dialog.query_one("#status-b").render())
+        assert "resolving both sides" in str(dialog.query_one("#status").render())
+        assert "starting" in str(dialog.query_one("#status-a").render())
+        worker = next(w for w in dialog.workers if w.group == "compare")
+        await pilot.press("escape")  # cancels through the worker's own flag, the dialog stays
+        await pilot.pause()
+        assert worker.cancelled_event.is_set()
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, CompareScreen)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Input
 
 from .conftest import has_sample, settle
 
@@ -23,6 +24,11 @@ def keys(*press: str):
         if press:
             await pilot.press(*press)
             await settle(pilot)
+        # A blinking text cursor is drawn or not depending on when the frame is taken (the compare
+        # dialog's filter flaked under load): keep it steadily shown.
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False
+        await pilot.pause()
 
     return run
 

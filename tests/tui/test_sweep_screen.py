@@ -172,7 +172,7 @@ async def test_the_real_sweep_sample():
     """samples/sweeps: FA4 fwd from a real Dask sweep (3 DSL versions × sm_100a/sm_103a × hdim 64/128)."""
     import json
 
-    from cutediff_tui.cli import sweep_or_bisect
+    from cutediff_tui.cli.tui import sweep_or_bisect
     from cutediff_tui.core.paths import project_root
 
     path = project_root() / "samples" / "sweeps" / "fa4-fwd-sm100a-sm103a.json"

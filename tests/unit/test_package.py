@@ -169,7 +169,7 @@ def test_tool_missing_names_the_extra(tmp_path, monkeypatch):
 def test_crashed_app_exits_non_zero():
     from textual.app import App
 
-    from cutediff_tui.cli import exit_with
+    from cutediff_tui.cli.common import exit_with
 
     class Crashes(App[None]):
         def on_mount(self) -> None:

@@ -9,7 +9,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from click.testing import CliRunner
 
-from cutediff_tui.cli_report import check, compare_command, report
+from cutediff_tui.cli.common import compare_command
+from cutediff_tui.cli.report import check, report
 from cutediff_tui.core.report import CheckResult, Limits, check_comparison, junit_xml
 
 
@@ -283,7 +284,7 @@ def test_docs_ci_uses_only_real_options():
     from cutediff_tui.cli import main
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "ci.md").read_text()
-    commands = {"check": check, "report": report, "compare": main.commands["compare"]}
+    commands = {"check": check, "report": report, "compare": main.get_command(None, "compare")}
     seen = 0
     for block in re.findall(r"```(?:sh|yaml)\n(.*?)```", text, re.S):
         joined = block.replace("\\\n", " ")

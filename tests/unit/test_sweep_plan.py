@@ -27,7 +27,7 @@ def test_bad_values(text):
 
 
 def test_plan_expands_the_matrix_and_checks_values_first():
-    from cutediff_tui.cli_sweep import make_sweep_plan
+    from cutediff_tui.cli.sweep import make_sweep_plan
 
     plan = make_sweep_plan(
         ["4.5.1", "4.8.0"],
@@ -92,7 +92,7 @@ def test_grid():
 
 
 def test_two_gpus_of_one_arch_are_two_columns():
-    from cutediff_tui.cli_sweep import make_sweep_plan
+    from cutediff_tui.cli.sweep import make_sweep_plan
 
     plan = make_sweep_plan(["4.5.1"], kernel="fa4-fwd", gpus=("h100,h20",))
     assert [p.axis for p in plan.probes] == [{"arch": "sm_90a", "gpu": "h100"}, {"arch": "sm_90a", "gpu": "h20"}]
@@ -113,7 +113,7 @@ def test_two_gpus_of_one_arch_are_two_columns():
 
 
 def test_values_holding_commas_and_empty_lists():
-    from cutediff_tui.cli_sweep import make_sweep_plan
+    from cutediff_tui.cli.sweep import make_sweep_plan
 
     assert parse_values("128,0;256,0") == ["128,0", "256,0"]
     plan = make_sweep_plan(["4.5.1"], kernel="fa4-fwd", archs=("sm_90a",), params=("window=128,0;256,0",))

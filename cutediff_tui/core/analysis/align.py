@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rapidfuzz.distance import Indel
@@ -108,7 +108,7 @@ class Hunk:
     rows: tuple
     counts: dict = field(default_factory=dict)
     _summary: str | None = field(default=None, repr=False, compare=False)
-    _make: object = field(default=None, repr=False, compare=False)
+    _make: Callable[[Hunk], str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def summary(self) -> str:
@@ -310,7 +310,7 @@ def _lcs_pairs(a: list, b: list) -> list[tuple[int, int]]:
         return []
     blocks: list = []
     _match_blocks(a, b, 0, len(a), 0, len(b), blocks)
-    out = []
+    out: list[tuple[int, int]] = []
     for i, j, k in blocks:
         out.extend(zip(range(i, i + k), range(j, j + k)))
     return out
@@ -548,7 +548,7 @@ def _align(a_raw, b_raw, a_k1, b_k1, a_pair, b_pair, a_base, b_base, a_cls, b_cl
         k = row.kind
         if k == "same":
             counts["same"] = counts.get("same", 0) + 1
-            ai, bi = row.a_index + 1, row.b_index + 1
+            ai, bi = row.a_index + 1, row.b_index + 1  # type: ignore[operator]  # "same" rows have both
             r += 1
             continue
         is_ra = k == "regalloc"

@@ -467,6 +467,7 @@ class _PtxParser:
         dot = opcode.find(".")
         base = opcode if dot < 0 else opcode[:dot]
         cur = self.cur
+        assert cur is not None  # the caller checked it
         idx = len(cur.instrs)
         if self.pending_labels:
             for lab in self.pending_labels:

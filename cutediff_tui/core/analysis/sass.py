@@ -410,6 +410,7 @@ class _SassParser:
         if self.cur is None:
             self.start("<anonymous>")
         cur = self.cur
+        assert cur is not None  # start() above set it
         if self.last_addr >= 0 and addr > self.last_addr:
             self.step = addr - self.last_addr
         if self.pending:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Literal
 
 from cutediff_tui.core.errors import CutediffError
 
@@ -105,9 +106,9 @@ def _candidates(name: str) -> Iterable[Path]:
             others = sorted(p for p in root.iterdir() if p.name not in NVIDIA_BIN_SUBDIRS)
         except OSError:
             others = []
-        for sub in others:
+        for other in others:
             for exe in _exe_names(name):
-                yield sub / "bin" / exe
+                yield other / "bin" / exe
 
 
 def find_tool(name: str) -> Path:
@@ -199,7 +200,7 @@ def check_cubin(path: os.PathLike | str) -> Path:
         )
     if len(head) < 20:
         raise CutediffError(f"{p} is not a CUDA cubin (no ELF header): the file is truncated.")
-    order = "little" if head[5] != 2 else "big"
+    order: Literal["little", "big"] = "little" if head[5] != 2 else "big"
     machine = int.from_bytes(head[18:20], order)
     if machine != _EM_CUDA:
         raise CutediffError(

@@ -29,9 +29,9 @@ def sentence(name: str, row: dict, traffic: tuple[float | None, float | None] | 
     if "ratio" not in row:
         return f"{name} runs on side {'A' if verdict == 'ONLY A' else 'B'} only."
     head = f"{name}: {_pct(row['ratio'])} [{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]"
-    if traffic is None or None in traffic:
+    ta, tb = traffic if traffic is not None else (None, None)
+    if ta is None or tb is None:
         return f"{head}, {verdict}." if verdict in ("SLOWER", "FASTER", "UNSURE") else None
-    ta, tb = traffic
     grew = tb > ta * 1.05 and tb - ta > 1e-6
     moved = f"local traffic {fmt_rate(ta)} → {fmt_rate(tb)}"
     if verdict == "SLOWER" and grew:

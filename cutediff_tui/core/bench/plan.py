@@ -89,12 +89,3 @@ def run_local(plan: BenchPlan, progress=lambda _m: None, wheelhouse: Path | None
     result = run_bench(envs, plan.cfg, bench_listener(progress, plan.cfg), recipe=plan.recipe)  # type: ignore[arg-type]
     result["sides"] = {s: {"label": sp.label, "versions": e.versions()} for s, sp, e in zip("ab", plan.specs, envs)}
     return result
-
-
-def run_planned(plan: BenchPlan, progress=lambda _m: None, *, scheduler: str | None = None, wheelhouse=None) -> dict:
-    """Run the plan here, or on a Dask worker with a GPU when ``scheduler`` is given."""
-    if scheduler:
-        from .remote import run_remote
-
-        return run_remote(scheduler, plan, progress, wheelhouse=wheelhouse)
-    return run_local(plan, progress, wheelhouse)

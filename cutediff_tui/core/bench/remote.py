@@ -117,3 +117,11 @@ def run_remote(address: str, plan: BenchPlan, progress=lambda _m: None, *, wheel
         raise CutediffError(f"On the Dask worker {result.get('host', '?')}: {result['error']}")
     result["remote"] = {"scheduler": address, "host": result.get("host"), "workers": workers}
     return result
+
+
+def run_planned(plan: BenchPlan, progress=lambda _m: None, *, scheduler: str | None = None, wheelhouse=None) -> dict:
+    """Run the plan here, or on a Dask worker with a GPU when ``scheduler`` is given (this module,
+    not :mod:`.plan`, chooses, so that the two never import each other)."""
+    if scheduler:
+        return run_remote(scheduler, plan, progress, wheelhouse=wheelhouse)
+    return run_local(plan, progress, wheelhouse)

@@ -383,7 +383,7 @@ def run_bench(
             ka, kb = merge_rounds(kernels[i]["a"]), merge_rounds(kernels[i]["b"])
             row["kernels"] = kernel_rows(ka, kb, cfg.tolerance)
         results.append(row)
-    out = {
+    out: dict[str, Any] = {
         "gpu": gpu,
         "gpu_before": before,
         "gpu_after": after,
@@ -402,7 +402,7 @@ def run_bench(
         from .profile import profile_sides
 
         listener({"event": "profile", "kernel_filter": cfg.kernel_filter})
-        reqs = tuple(dict(request(cfg, i), side=s) for i, s in enumerate("ab"))
+        reqs = (dict(request(cfg, 0), side="a"), dict(request(cfg, 1), side="b"))
         keep = Path(cfg.profile_dir) if cfg.profile_dir else None
         out["profile"] = profile_sides(envs, reqs, cfg.kernel_filter, callables, keep)
     from .explain import explain

@@ -307,7 +307,7 @@ def local_imports(path: Path, tree: ast.Module | None = None, *, limit: int = 64
                 t = ast.parse(cur.read_text(encoding="utf-8"))
             except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
                 continue
-        for mod in _imported_modules(t, cur, root):
+        for mod in imported_modules(t, cur, root):
             for cand in (
                 root.joinpath(*mod.split(".")).with_suffix(".py"),
                 root.joinpath(*mod.split("."), "__init__.py"),
@@ -318,7 +318,7 @@ def local_imports(path: Path, tree: ast.Module | None = None, *, limit: int = 64
     return seen
 
 
-def _imported_modules(tree: ast.Module, cur: Path, root: Path) -> list[str]:
+def imported_modules(tree: ast.Module, cur: Path, root: Path) -> list[str]:
     out: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

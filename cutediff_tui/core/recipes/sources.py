@@ -17,21 +17,17 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import CutediffError
+from ..events import Progress
+from ..events import noop as _noop
 from ..model.types import SIDES
 from . import RecipeInfo
 from .refs import display, file_recipe
 
-Progress = Callable[[str], None]
 GIT_PREFIX = "git:"
-
-
-def _noop(_msg: str) -> None:
-    pass
 
 
 @dataclass
@@ -241,7 +237,7 @@ def _helper_candidates(main: Path) -> list[Path]:
     """Files the recipe at ``main`` would import from its folder (existing there or not yet fetched)."""
     import ast
 
-    from .refs import _imported_modules
+    from .refs import imported_modules
 
     out: list[Path] = []
     todo = [main]
@@ -255,7 +251,7 @@ def _helper_candidates(main: Path) -> list[Path]:
             tree = ast.parse(cur.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue
-        for mod in _imported_modules(tree, cur, main.parent):
+        for mod in imported_modules(tree, cur, main.parent):
             for cand in (
                 main.parent.joinpath(*mod.split(".")).with_suffix(".py"),
                 main.parent.joinpath(*mod.split("."), "__init__.py"),

@@ -76,7 +76,7 @@ def e(text: object) -> str:
     return html.escape(visible(text), quote=True)
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+def table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
     """Cells are already-escaped HTML; columns listed in ``numeric`` are right-aligned."""
     head = "".join(f'<th class="n">{h}</th>' if i in numeric else f"<th>{h}</th>" for i, h in enumerate(header))
     body = []
@@ -87,6 +87,9 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequen
             + "</tr>"
         )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+_table = table
 
 
 def _delta(fig: Figure | None, a: object, b: object) -> str:
@@ -126,8 +129,10 @@ def _header(c: dict) -> str:
         meta.append(e(c["created"]))
     if meta:
         out.append(f'<p class="meta">{" · ".join(meta)}</p>')
-    for s, err in M.side_errors(c):
-        out.append(f'<div class="alert"><b>Side {s.upper()} ({e(M.side_name(c, s))}) failed:</b> {e(err)}</div>')
+    for failed, err in M.side_errors(c):
+        out.append(
+            f'<div class="alert"><b>Side {failed.upper()} ({e(M.side_name(c, failed))}) failed:</b> {e(err)}</div>'
+        )
     ks = M.kernels(c)
     if len(ks) > 1:
         out.append(_overview(c, ks))
@@ -426,7 +431,7 @@ def _bench(c: dict) -> str:
                 f'<span style="color:{vcol};font-weight:600">{e(verdict)}</span>',
             )
         )
-        prow = {
+        prow: dict[str, object] = {
             "label": M.shape_label(r.get("shape")),
             "note": (f"B/A {ratio:.3f} {verdict}" if ratio is not None else verdict),
             "note_color": vcol,

@@ -596,7 +596,7 @@ CROSSCHECK_HEADER = crosscheck_header()
 
 def crosscheck_rows(entry: dict) -> list[tuple[str, ...]]:
     """Rows of :data:`CROSSCHECK_HEADER`, one per (side, ptxas) cell."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for cell in entry.get("matrix") or []:
         if not isinstance(cell, dict):
             continue
@@ -662,7 +662,7 @@ def bench_samples(row: dict, s: str) -> list[float]:
 
 
 def bench_gpu(c: dict) -> dict:
-    b = c.get("bench") if isinstance(c.get("bench"), dict) else {}
+    b: dict = c["bench"] if isinstance(c.get("bench"), dict) else {}
     out: dict = {}
     for key in ("gpu", "gpu_before"):
         if isinstance(b.get(key), dict):

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..metric import RESOURCE_FIGURES
 from ..sweep import Grid, cell_column, grid
-from .html import CSP, CSS, _table, e
+from .html import CSP, CSS, e, table
 
 __all__ = [
     "RAMP",
@@ -216,7 +216,7 @@ def _failed(result: dict) -> str:
         )
     return (
         f"<section><h2>Failed cells ({len(bad)})</h2>"
-        + _table(["toolchain", "cell", "host", "seconds", "why"], rows, numeric=(3,))
+        + table(["toolchain", "cell", "host", "seconds", "why"], rows, numeric=(3,))
         + "</section>"
     )
 

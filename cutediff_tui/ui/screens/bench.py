@@ -296,6 +296,7 @@ class BenchScreen(ModalScreen[None]):
     def run_bench(self, cancel: threading.Event) -> None:
         from cutediff_tui.core.bench.runner import run_bench
         from cutediff_tui.core.errors import CutediffError
+        from cutediff_tui.core.events import render_event
         from cutediff_tui.core.toolchain import create_env, parse_side
 
         sides = self.comparison.get("sides", {})
@@ -304,7 +305,7 @@ class BenchScreen(ModalScreen[None]):
             envs = tuple(
                 create_env(
                     parse_side(",".join([sides[s]["dsl"], *sides[s].get("pins", [])]), cuda=sides[s].get("cuda")),
-                    progress=lambda m: self.post_message(BenchEvent({"event": "status", "text": m})),
+                    progress=lambda m: self.post_message(BenchEvent({"event": "status", "text": render_event(m)})),
                 )
                 for s in "ab"
             )

@@ -3,12 +3,13 @@
 Versions come from the package index in a worker (the cached list when offline, plus the
 environments already created, marked ●); tests pass ``versions=`` to stay offline.
 The compile runs :func:`cutediff_tui.core.compare.run_compare` in a thread worker with a
-cancel event; progress lines arrive as :class:`~..messages.CompareProgress` per side.
+worker's own cancelled flag (``worker.cancelled_event``, set by ``Worker.cancel``); progress arrives
+as typed :mod:`cutediff_tui.core.events` inside :class:`~..messages.CompareProgress`, and the
+event's ``side`` picks the status line it updates.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 
 from textual import on, work
@@ -19,7 +20,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..messages import CompareFailed, CompareFinished, CompareProgress, VersionsLoaded
 
@@ -43,15 +44,6 @@ def filter_versions(query: str, versions: list[str]) -> list[str]:
     rest = [v for v in ordered if v not in exact and v not in contains]
     fuzzy = [m[0] for m in process.extract(q, rest, scorer=fuzz.ratio, score_cutoff=60, limit=None)]
     return exact + contains + fuzzy
-
-
-def _side_of(message: str) -> str:
-    low = message.lower()
-    if low.startswith("side a") or low.startswith("a:"):
-        return "a"
-    if low.startswith("side b") or low.startswith("b:"):
-        return "b"
-    return ""
 
 
 class CompareScreen(ModalScreen[dict | None]):
@@ -116,7 +108,6 @@ class CompareScreen(ModalScreen[dict | None]):
         self.installed: set[str] = set(installed or ())
         self._given = versions is not None
         self.selected: dict[str, str | None] = {"a": None, "b": None}
-        self._cancel_event = threading.Event()
         self._compiling = False
         self._compile_started = 0.0
 
@@ -297,8 +288,8 @@ class CompareScreen(ModalScreen[dict | None]):
 
     def build_options(self):
         """CompareOptions from the form, as the CLI builds them (raises CutediffError)."""
-        from cutediff_tui.cli import build_options
         from cutediff_tui.core.errors import CutediffError
+        from cutediff_tui.core.options import compare_options
 
         a, b = self._spec("a"), self._spec("b")
         if not a or not b:
@@ -309,7 +300,7 @@ class CompareScreen(ModalScreen[dict | None]):
             "extra_params": tuple(self.query_one("#params", Input).value.split()),
             "with_": (),
         }
-        return build_options(a, b, kw)
+        return compare_options(a, b, kw)
 
     @on(Button.Pressed, "#compile")
     def action_compile(self) -> None:
@@ -322,7 +313,6 @@ class CompareScreen(ModalScreen[dict | None]):
         except CutediffError as exc:
             self.query_one("#status", Static).update(Content.styled(exc.sentence(), "$text-error"))
             return
-        self._cancel_event.clear()
         self._compiling = True
         self._compile_started = time.monotonic()
         self.query_one("#compile", Button).disabled = True
@@ -339,12 +329,17 @@ class CompareScreen(ModalScreen[dict | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare", description="compile both sides")
     def run_compile(self, opts) -> None:
         from cutediff_tui.core.compare import run_compare
+        from cutediff_tui.core.events import Event, as_event
 
-        def progress(msg: str) -> None:
-            self.post_message(CompareProgress(_side_of(msg), msg))
+        worker = get_current_worker()
 
-        comparison = run_compare(opts, progress, self._cancel_event)
-        if self._cancel_event.is_set():
+        def progress(event: Event | str) -> None:
+            self.post_message(CompareProgress(as_event(event)))
+
+        # The worker's own flag: Worker.cancel() (escape, or a newer compile in this exclusive group)
+        # sets it, and run_compare stops both sides' compile workers when it is set.
+        comparison = run_compare(opts, progress, worker.cancelled_event)
+        if worker.is_cancelled:
             self.post_message(CompareFailed("Cancelled; nothing partial was kept."))
         else:
             self.post_message(CompareFinished(comparison))
@@ -352,8 +347,10 @@ class CompareScreen(ModalScreen[dict | None]):
     @on(CompareProgress)
     def progress(self, message: CompareProgress) -> None:
         elapsed = time.monotonic() - self._compile_started
-        target = f"#status-{message.side}" if message.side else "#status"
-        self.query_one(target, Static).update(Content(f"{elapsed:5.0f}s  {message.text}"))
+        event = message.event
+        target = f"#status-{event.side}" if event.side else "#status"
+        text = f"{event.side.upper()}: {event.text()}" if event.side else event.text()
+        self.query_one(target, Static).update(Content(f"{elapsed:5.0f}s  {text}"))
 
     @on(CompareFinished)
     def finished(self, message: CompareFinished) -> None:
@@ -385,7 +382,7 @@ class CompareScreen(ModalScreen[dict | None]):
     @on(Button.Pressed, "#close")
     def action_close(self) -> None:
         if self._compiling:
-            self._cancel_event.set()
+            self.workers.cancel_group(self, "compare")
             self.query_one("#status", Static).update("Cancelling… (stopping the compile workers)")
             return
         self.dismiss(None)

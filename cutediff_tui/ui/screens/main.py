@@ -757,8 +757,8 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="crosscheck", description="cross-check")
     def run_crosscheck(self, versions: str) -> None:
-        from cutediff_tui.cli import build_options
         from cutediff_tui.core.analysis_pipeline import run_crosscheck
+        from cutediff_tui.core.options import compare_options
 
         c = self.comparison
         params = dict((c.get("recipe") or {}).get("params") or {})
@@ -777,7 +777,7 @@ class MainScreen(Screen[None]):
             "extra_params": tuple(extra),
             "crosscheck": versions,
         }
-        opts = build_options(c["sides"]["a"]["dsl"], c["sides"]["b"]["dsl"], kw)
+        opts = compare_options(c["sides"]["a"]["dsl"], c["sides"]["b"]["dsl"], kw)
         result = run_crosscheck(c, opts, lambda _msg: None)
         self.post_message(CrosscheckFinished(result))
 

@@ -1,23 +1,24 @@
 """``cutediff bench``: any recipe with a bench hook, both toolchains on one GPU, per kernel.
 
-Registered in :mod:`cutediff_tui.cli` like :mod:`cutediff_tui.cli_report`.
+Registered in :data:`cutediff_tui.cli.COMMANDS`.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from .cli import State, build_options, err_console, guarded, out_console, progress_printer, recipe_options
-from .core.errors import CutediffError
+from ..core.errors import CutediffError
+from ..core.options import command_line, compare_options
+from .common import err_console, guarded, out_console, progress_printer, recipe_options
 
 
-def _side_params(items: tuple[str, ...], flag: str) -> dict:
-    out = {}
+def _side_params(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
     for item in items:
         if "=" not in item:
             raise CutediffError(f"{flag} {item!r} is not NAME=VALUE.", f"Write it as e.g. {flag} hdim=64.")
@@ -54,16 +55,16 @@ def _side_params(items: tuple[str, ...], flag: str) -> dict:
 )
 @click.option("--quiet", "-q", is_flag=True)
 @guarded
-def bench(a: str, b: str, **kw) -> None:
+def bench(a: str, b: str, **kw: Any) -> None:
     """Time both toolchains on one GPU, interleaved: per call and per kernel, with medians, a B/A
     interval and a verdict; --profile adds Nsight Compute's spill traffic and stalls."""
-    from .core.bench.plan import plan_bench, run_planned
-    from .render_bench import bench_tables
+    from ..core.bench.plan import plan_bench
+    from ..core.bench.remote import run_planned
+    from ..render_bench import bench_tables
 
-    State.debug = State.debug or bool(kw.get("debug"))
     if kw["rounds"] < 1 or kw["iters"] < 1 or kw["warmup"] < 0:
         raise CutediffError("--rounds and --iters must be at least 1 and --warmup at least 0.")
-    opts = build_options(a, b, kw)
+    opts = compare_options(a, b, kw)
     side_params = (_side_params(kw["a_params"], "--a-param"), _side_params(kw["b_params"], "--b-param"))
     plan = plan_bench(
         opts,
@@ -82,9 +83,9 @@ def bench(a: str, b: str, **kw) -> None:
     )
     progress = progress_printer(kw["quiet"])
     result = run_planned(plan, progress, scheduler=kw["scheduler"], wheelhouse=kw.get("wheelhouse"))
-    result["command"] = "cutediff " + " ".join(shlex.quote(x) for x in sys.argv[1:])
+    result["command"] = command_line()
     if kw["into"] is not None:
-        from .core.bench.attach import attach_bench
+        from ..core.bench.attach import attach_bench
 
         attach_bench(kw["into"], result)
         progress(f"attached the bench to {kw['into']}")
@@ -104,13 +105,3 @@ def bench(a: str, b: str, **kw) -> None:
 for _p in bench.params:  # the bench's default recipe is FA4 forward + backward (compare's is the forward)
     if _p.name == "kernel":
         _p.default = "fa4-fwdbwd"
-
-
-def _register() -> None:
-    from .cli import main as _main
-
-    if "bench" not in _main.commands:
-        _main.add_command(bench)
-
-
-_register()

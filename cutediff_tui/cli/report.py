@@ -1,7 +1,7 @@
 """``cutediff report`` and ``cutediff check``: reports of a comparison and the CI gate.
 
 Both take either a saved comparison or the arguments of ``cutediff compare`` (then they compile).
-Registered in :mod:`cutediff_tui.cli` with ``main.add_command(report)`` / ``main.add_command(check)``.
+Registered in :data:`cutediff_tui.cli.COMMANDS`.
 """
 
 from __future__ import annotations
@@ -16,57 +16,11 @@ import click
 from rich.markup import escape
 from rich.text import Text
 
-from .cli import State, build_options, err_console, guarded, out_console, progress_printer, recipe_options
-from .core.errors import CutediffError
+from ..core.errors import CutediffError
+from ..core.options import compare_options
+from .common import ExitCode, compare_command, err_console, guarded, out_console, progress_printer, recipe_options
 
-# Options of report/check that `cutediff compare` does not have (left out of the repro command).
-_OWN_VALUE_OPTS = {
-    "-o",
-    "--output",
-    "--format",
-    "--json",
-    "--junit",
-    "--result",
-    "--report",
-    "--max-spill-bytes",
-    "--max-register-delta",
-    "--max-stack-delta",
-    "--max-slowdown",
-    "--kernel-filter",
-}
-_OWN_FLAGS = {"-q", "--quiet", "--force", "--keep-paths", "--allow-missing"}
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d*|\.post\d+|\.dev\d+)*(,|$)")
-
-
-def compare_command(
-    argv: list[str],
-    name: str,
-    *,
-    value_opts: set[str] = _OWN_VALUE_OPTS,
-    flags: set[str] = _OWN_FLAGS,
-    sides: tuple[str, str] | None = None,
-) -> str:
-    """The ``cutediff compare …`` equivalent of a ``cutediff report|check A B …`` command line
-    (``sides`` puts these two versions first, for commands that take none, like bisect)."""
-    try:
-        start = argv.index(name)
-    except ValueError:
-        return ""
-    out: list[str] = []
-    rest = argv[start + 1 :]
-    skip = False
-    for tok in rest:
-        if skip:
-            skip = False
-            continue
-        opt = tok.split("=", 1)[0]
-        if opt in value_opts:
-            skip = "=" not in tok
-            continue
-        if tok in flags:
-            continue
-        out.append(tok)
-    return "cutediff compare " + " ".join(shlex.quote(x) for x in [*(sides or ()), *out])
 
 
 def _crosscheck_options(func):
@@ -86,7 +40,7 @@ def _crosscheck_options(func):
 
 
 def _load_result(path: Path) -> dict:
-    from .core.compare import load_json
+    from ..core.compare import load_json
 
     path = Path(path)
     if path.is_dir():
@@ -105,13 +59,12 @@ def obtain_comparison(args: tuple[str, ...], kw: dict[str, Any], quiet: bool, co
         )
     a, b = args
     if all(not _VERSION_RE.match(x) and Path(x).exists() for x in (a, b)):
-        from .core.artifacts_diff import diff_paths
+        from ..core.artifacts_diff import diff_paths
 
         return diff_paths(Path(a), Path(b), command="cutediff diff " + " ".join(shlex.quote(x) for x in (a, b)))
-    from .core.compare import run_compare
+    from ..core.compare import run_compare
 
-    opts = build_options(a, b, kw)
-    opts.command = command
+    opts = compare_options(a, b, kw, command=command)
     progress = progress_printer(quiet)
     progress(
         f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} "
@@ -129,9 +82,9 @@ def _side_errors(comparison: dict) -> list[str]:
 
 
 def _save_json(comparison: dict, path: str, inputs: tuple = (), keep_paths: bool = True) -> None:
-    from .core.files import check_output
-    from .core.locking import atomic_write
-    from .core.report.jsonout import render_json
+    from ..core.files import check_output
+    from ..core.locking import atomic_write
+    from ..core.report.jsonout import render_json
 
     check_output(Path(path), inputs=inputs, force=True, option="--json")
     atomic_write(Path(path), render_json(comparison, validate=False, keep_paths=keep_paths))
@@ -146,9 +99,9 @@ def _inputs(args: tuple[str, ...] | None, result: Path | None = None) -> tuple[P
 
 
 def _write_safely(comparison: dict, path: Path, fmt: str | None, inputs, force: bool, keep_paths: bool, option: str):
-    from .core.files import check_output
-    from .core.locking import atomic_write
-    from .core.report import format_for_path, render
+    from ..core.files import check_output
+    from ..core.locking import atomic_write
+    from ..core.report import format_for_path, render
 
     check_output(path, inputs=inputs, force=force, option=option)
     atomic_write(path, render(comparison, fmt or format_for_path(path), keep_paths=keep_paths))
@@ -194,10 +147,9 @@ def report(
     cutediff report my-result/ -o report.md
     cutediff report 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --arch sm_103a -o report.html
     """
-    from .core.files import check_output
-    from .core.report import format_for_path, render
+    from ..core.files import check_output
+    from ..core.report import format_for_path, render
 
-    State.debug = State.debug or bool(kw.get("debug"))
     inputs = _inputs(args)
     for out in (output, json_out):  # refused before any compile
         if out:
@@ -215,7 +167,7 @@ def report(
     for err in errors:
         err_console.print(f"[bold red]error:[/] {escape(err)}", soft_wrap=True, markup=True, highlight=False)
     if errors:
-        sys.exit(2)
+        sys.exit(ExitCode.ERROR)
 
 
 # ---------------------------------------------------------------- check
@@ -319,11 +271,10 @@ def check(
     cutediff check 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --max-spill-bytes 0
     cutediff check --result comparison.json --max-register-delta 8 --junit check.xml
     """
-    from .core.files import check_output
-    from .core.report import CheckOutcome, CheckResult, Limits, check_comparison, junit_xml
-    from .core.report.check import figure_limit
+    from ..core.files import check_output
+    from ..core.report import CheckOutcome, CheckResult, Limits, check_comparison, junit_xml
+    from ..core.report.check import figure_limit
 
-    State.debug = State.debug or bool(kw.get("debug"))
     inputs = _inputs(None, result)
     for out, opt, must_be_new in (
         (report_out, "--report", True),
@@ -386,19 +337,8 @@ def check(
                 soft_wrap=True,
                 highlight=False,
             )
-        sys.exit(2)
+        sys.exit(ExitCode.ERROR)
     out_console.print(
         Text(res.summary(), style="bold red" if res.exit_code else "bold green"), soft_wrap=True, highlight=False
     )
-    sys.exit(res.exit_code)
-
-
-def _register() -> None:
-    from .cli import main as _main
-
-    for command in (report, check):
-        if command.name not in _main.commands:
-            _main.add_command(command)
-
-
-_register()
+    sys.exit(ExitCode(res.exit_code))

@@ -1,0 +1,242 @@
+"""``cutediff compare`` (with ``--watch`` and ``--a-source/--b-source``) and ``cutediff diff``."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from ..core.errors import CutediffError
+from ..core.events import Progress, render_event
+from ..core.options import CompareOptions, command_line, compare_options, given_params
+from .common import (
+    ExitCode,
+    err_console,
+    exit_with,
+    guarded,
+    open_comparison,
+    out_console,
+    progress_printer,
+    recipe_options,
+    side_error_lines,
+    write_output,
+)
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b")
+@recipe_options
+@click.option("--json", "json_out", default=None, help="Write the comparison as JSON to PATH, or - for stdout.")
+@click.option(
+    "--save", type=click.Path(path_type=Path), default=None, help="Save a self-contained result folder (opens offline)."
+)
+@click.option("--crosscheck", default=None, help="Re-assemble both PTXs with these ptxas versions, e.g. 13.0,13.4.")
+@click.option("--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled).")
+@click.option("--tui", is_flag=True, help="Open the result in the TUI.")
+@click.option("--keep-paths", is_flag=True, help="Keep home folders and user names in a --save result.")
+@click.option(
+    "--a-source",
+    default=None,
+    help="Side A compiles the recipe file from here: a PATH (file, or a checkout holding it) or git:REV.",
+)
+@click.option("--b-source", default=None, help="Side B compiles the recipe file from here: a PATH or git:REV.")
+@click.option(
+    "--watch", is_flag=True, help="Recompile and reprint when the recipe's source files change (Ctrl-C stops)."
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@guarded
+def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, quiet: bool, **kw: Any) -> None:
+    """Compile a recipe under toolchains A and B (in parallel) and compare the kernels.
+
+    A and B are DSL versions with optional pins, e.g. 4.5.1 or 4.8.0,quack-kernels==0.6.5.
+    --kernel takes a built-in recipe or a recipe file/module (cutediff recipes lists them).
+    """
+    from ..core.recipes.sources import run_compare_plan
+
+    opts = compare_options(a, b, kw)
+    plan = plan_for(opts, kw)
+    progress = progress_printer(quiet)
+    progress(
+        f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} ({opts.profile.name}, {opts.profile.num_sms} SMs)"
+    )
+    if kw.get("watch"):
+        if tui:
+            raise CutediffError(
+                "--watch runs headless for now; the TUI takes the watch hook in a later change.",
+                "Drop --tui (the tables are reprinted after each edit).",
+            )
+        return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
+    comparison = run_compare_plan(opts, plan, progress)
+    errors = emit_comparison(comparison, json_out, save, progress, keep_paths=bool(kw.get("keep_paths")))
+    if tui and not errors:
+        open_comparison(comparison)
+    if errors:
+        sys.exit(ExitCode.ERROR)
+
+
+def emit_comparison(
+    comparison: dict, json_out: str | None, save: Path | None, progress: Progress, *, keep_paths: bool = False
+) -> list[str]:
+    """Save, write or print one comparison as ``compare`` does, and print its side errors; returns them."""
+    from ..core.resultdir import save_result
+
+    if save:
+        comparison = save_result(comparison, save, keep_paths)
+        progress(f"saved to {save}")
+    write_or_print(comparison, json_out, progress)
+    return print_side_errors(comparison)
+
+
+def write_or_print(
+    comparison: dict, json_out: str | None, progress: Progress | None = None, *, inputs: tuple = ()
+) -> None:
+    """The comparison as JSON on stdout (``-``), or its tables (and the JSON in a file)."""
+    from ..core.analysis_pipeline import dumps
+    from ..render import comparison_tables
+
+    if json_out == "-":
+        sys.stdout.write(dumps(comparison) + "\n")
+        return
+    if json_out:
+        write_output(Path(json_out), dumps(comparison) + "\n", inputs=inputs, option="--json")
+        if progress is not None:
+            progress(f"wrote {json_out}")
+    for renderable in comparison_tables(comparison):
+        out_console.print(renderable)
+
+
+def print_side_errors(comparison: dict) -> list[str]:
+    """Print the sides' errors as ``error:`` lines; returns them."""
+    errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
+    for e in side_error_lines(errors):
+        err_console.print(f"[bold red]error:[/] {escape(e)}", soft_wrap=True)
+    sys.stdout.flush()
+    return errors
+
+
+def plan_for(opts: CompareOptions, kw: dict[str, Any]):
+    """Each side's recipe for ``compare`` (``--a-source`` / ``--b-source``)."""
+    from ..core.recipes.sources import plan_sources
+
+    locals_ = tuple(tuple(s.local_paths()) for s in opts.specs)
+    search = tuple(p for paths in locals_ for p in paths)
+    return plan_sources(
+        opts.recipe, kw.get("a_source"), kw.get("b_source"), search=search, local_paths=(locals_[0], locals_[1])
+    )
+
+
+def watch_compare(
+    opts: CompareOptions, plan, kw: dict[str, Any], *, json_out: str | None, save: Path | None, progress: Progress
+) -> None:
+    """``compare --watch``: print the comparison, then again after every edit of the sources, until Ctrl-C."""
+    from ..core.watch import CompareWatch
+
+    out, err = out_console, err_console
+    started = [time.monotonic()]
+
+    def on_result(comparison: dict, change) -> None:
+        if change is not None:
+            screen = err if json_out == "-" else out  # keep stdout pure JSON with --json -
+            if screen.is_terminal:
+                screen.clear()
+            secs = time.monotonic() - started[0]
+            sides = " and ".join(s.upper() for s in sorted(change.sides)) or "A and B"
+            screen.rule(
+                f"{time.strftime('%H:%M:%S')} · {change.names()} changed · side {sides} rebuilt in {secs:.1f} s",
+                style="cyan",
+            )
+        emit_comparison(comparison, json_out, save, progress)
+        progress(f"watching {len(watch.watched())} file(s); save a change to recompile, Ctrl-C stops")
+
+    def on_error(message: str, change) -> None:
+        err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+        progress("still watching; fix the source and save to recompile")
+
+    def on_progress(message) -> None:
+        if "changed: recompiling" in render_event(message):
+            started[0] = time.monotonic()
+        progress(message)
+
+    watch = CompareWatch(
+        opts, plan, given=given_params(kw), on_result=on_result, on_error=on_error, progress=on_progress
+    )
+    if not watch.watched():
+        raise CutediffError(
+            f"Recipe {opts.recipe.name} has no source file here to watch.",
+            "Use --watch with a recipe file (--kernel path/to/file.py) or a --with source folder.",
+        )
+
+    def stop_on_term(_sig, _frame):
+        raise KeyboardInterrupt
+
+    previous = (
+        signal.signal(signal.SIGTERM, stop_on_term) if threading.current_thread() is threading.main_thread() else None
+    )
+    watch.start(initial=True)
+    try:
+        while True:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        progress("stopping: cancelling any compile in flight")
+        watch.stop()
+        err.print("stopped watching.")
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+@click.command()
+@click.argument("path_a", type=click.Path(path_type=Path))
+@click.argument("path_b", type=click.Path(path_type=Path))
+@click.option("--json", "json_out", default=None, help="Write the comparison as JSON to PATH, or - for stdout.")
+@click.option(
+    "--allow-arch-mismatch", is_flag=True, help="Compare cubins built for different GPU architectures (figures only)."
+)
+@click.option("--label-a", default=None, help="Name of side A in tables and reports (default: its file name).")
+@click.option("--label-b", default=None, help="Name of side B in tables and reports (default: its file name).")
+@click.option("--tui", is_flag=True, help="Open the result in the TUI.")
+@click.option("--debug", is_flag=True)
+@guarded
+def diff(
+    path_a: Path,
+    path_b: Path,
+    json_out: str | None,
+    allow_arch_mismatch: bool,
+    label_a: str | None,
+    label_b: str | None,
+    tui: bool,
+    debug: bool,
+) -> None:
+    """Analyse existing artifacts, no compile: per side a .cubin (any compiler; several kernels are
+    split per function and paired by symbol), a .ptx, SASS text (.sass: nvdisasm, cuobjdump -sass,
+    Compiler Explorer) or a folder of them (CUTE_DSL_DUMP_DIR, Triton cache)."""
+    from ..core.artifacts_diff import diff_paths
+
+    def warn(msg: str) -> None:
+        err_console.print(f"[bold yellow]warning:[/] {escape(msg)}", soft_wrap=True)
+
+    comparison = diff_paths(
+        path_a,
+        path_b,
+        command=command_line(),
+        allow_arch_mismatch=allow_arch_mismatch,
+        warn=warn,
+        labels=(label_a, label_b),
+    )
+    write_or_print(comparison, json_out, inputs=(path_a, path_b))
+    failed = print_side_errors(comparison)
+    if tui and not failed:
+        from ..ui.app import CutediffApp
+
+        app = CutediffApp(comparison)
+        app.run()
+        exit_with(app)
+    if failed:
+        sys.exit(ExitCode.ERROR)

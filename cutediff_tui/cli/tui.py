@@ -1,0 +1,77 @@
+"""``cutediff`` (no command) and ``cutediff open``: results in the TUI."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+
+from ..core.errors import CutediffError
+from .common import exit_with, guarded, open_bisect, open_comparison, progress_printer
+
+
+def open_tui(path: Path | None) -> None:
+    """Open a saved comparison (the bundled sample when ``path`` is None) in the TUI."""
+    from ..samples import default_sample
+
+    @guarded
+    def go() -> None:
+        from ..core.compare import load_json
+
+        target = path or default_sample()
+        open_comparison(load_json(target), source=target)
+
+    go()
+
+
+@click.command("open")
+@click.argument("result", type=click.Path(path_type=Path))
+@click.option("--debug", is_flag=True)
+@guarded
+def open_cmd(result: Path, debug: bool) -> None:
+    """Open a saved comparison (a comparison.json or its folder), a sweep or a bisect result in the TUI."""
+    if result.is_dir():
+        result = result / "comparison.json"
+    other = sweep_or_bisect(result)
+    if other is not None:
+        return open_many(other)
+    open_tui(result)
+
+
+def sweep_or_bisect(path: Path) -> dict | None:
+    """The sweep or bisect result in ``path``, read once; None for anything else (a comparison, or a
+    file that is not a JSON object: the comparison loader then says why in one sentence). A
+    comparison written by cutediff names its schema first, so it is recognised from its first bytes
+    and its MBs are parsed only once, on their way to the TUI."""
+    if not Path(path).is_file():  # a FIFO or a device is refused by the comparison loader
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+        if re.match(rb'\s*\{\s*"schema"\s*:\s*"cutediff\.comparison/\d+"', head):
+            return None
+        from ..core.files import read_bounded
+
+        data = json.loads(read_bounded(Path(path)))
+    except (OSError, ValueError, RecursionError, CutediffError):  # UnicodeDecodeError is a ValueError too
+        return None
+    if isinstance(data, dict) and data.get("schema") in ("cutediff.sweep/1", "cutediff.bisect/1"):
+        return data
+    return None
+
+
+@guarded
+def open_many(result: dict) -> None:
+    """A sweep opens as its heatmap; a bisect as the comparison of its last good and first bad versions."""
+    if result.get("schema") == "cutediff.sweep/1":
+        from ..core.sweep import grid
+        from ..ui.screens.sweep import SweepApp
+
+        grid(result)  # refuses a damaged result in one sentence before the app starts
+        app = SweepApp(result)
+        app.run()
+        exit_with(app)
+        return
+    open_bisect(result, progress_printer())

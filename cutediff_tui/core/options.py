@@ -1,0 +1,155 @@
+"""What a comparison is asked for: :class:`CompareOptions`, built from the faces' raw options.
+
+Both faces build their options here: the CLI from click's keyword arguments, the TUI from its
+compare dialog and its cross-check prompt (:func:`compare_options`). The per-side outcome
+(:class:`SideOutcome`) and the host facts every comparison carries (:func:`host_info`) live here
+too, below :mod:`.compare` and :mod:`.analysis_pipeline`, so that neither has to import the other
+to name them.
+"""
+
+from __future__ import annotations
+
+import platform
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import CutediffError
+
+if TYPE_CHECKING:
+    from .build import Build
+    from .gpu import GpuProfile
+    from .recipes import RecipeInfo
+    from .toolchain import ToolchainSpec
+
+
+#: The FA4 recipe parameters that have their own command-line flags (``--hdim`` …).
+PARAM_KEYS = (
+    "varlen",
+    "causal",
+    "hdim",
+    "hdim_v",
+    "heads",
+    "kv_heads",
+    "dtype",
+    "seqlen",
+    "batch",
+    "total",
+    "docs",
+    "window",
+)
+
+
+@dataclass
+class CompareOptions:
+    """What to compare and how."""
+
+    specs: tuple[ToolchainSpec, ToolchainSpec]
+    recipe: RecipeInfo
+    params: dict[str, Any]
+    profile: GpuProfile
+    lineinfo: bool = True
+    remarks: bool = True
+    use_cache: bool = True
+    timeout: float = 1800
+    wheelhouse: Path | None = None
+    crosscheck: list[str] = field(default_factory=list)
+    allow_ptx_rewrite: bool = False
+    command: str = ""
+
+
+@dataclass
+class SideOutcome:
+    """What one side produced: builds, or the sentence that says why not."""
+
+    spec: ToolchainSpec
+    label: str | None = None
+    env_name: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    build: Build | None = None
+    lineinfo_build: Build | None = None
+    error: str | None = None
+    error_log: str = ""
+    seconds: float = 0.0
+    env_seconds: float = 0.0
+
+
+def command_line(argv: list[str] | None = None) -> str:
+    """The ``cutediff …`` command line that made a result (recorded in it, for a repro)."""
+    args = sys.argv[1:] if argv is None else argv
+    return "cutediff " + " ".join(shlex.quote(x) for x in args)
+
+
+def given_params(kw: Mapping[str, Any]) -> dict[str, Any]:
+    """The recipe parameters the user gave (the FA4 flags and ``--param NAME=VALUE``), unconverted."""
+    given = {k: kw.get(k) for k in PARAM_KEYS}
+    for item in kw.get("extra_params", ()) or ():
+        if "=" not in item:
+            raise CutediffError(f"--param {item!r} is not NAME=VALUE.", "Write it as e.g. --param hdim=64.")
+        k, v = item.split("=", 1)
+        given[k.strip().replace("-", "_")] = v
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def compare_options(a: str, b: str, kw: Mapping[str, Any], *, command: str | None = None) -> CompareOptions:
+    """:class:`CompareOptions` for sides ``a`` and ``b`` from the recipe options in ``kw`` (the
+    names of ``cutediff compare``'s options: ``kernel``, ``arch``, ``gpu``, ``with_``, ``hdim`` …).
+
+    ``command`` is recorded in the result; by default the command line of this process.
+    Raises :class:`CutediffError` on an unknown recipe, parameter, arch or GPU.
+    """
+    from .gpu import resolve_profile
+    from .recipes import coerce_params, get_recipe
+    from .toolchain import parse_side
+
+    cuda = int(kw["cuda"]) if kw.get("cuda") else None
+    python = kw.get("python")
+    specs = (parse_side(a, kw.get("with_", ()), cuda, python), parse_side(b, kw.get("with_", ()), cuda, python))
+    recipe = get_recipe(kw["kernel"], search=[p for s in specs for p in s.local_paths()])
+    given = given_params(kw)
+    # FA4 parameters only apply to FA4 recipes; others declare their own.
+    known = {p.name for p in recipe.params}
+    unknown = [k for k in given if k not in known]
+    if unknown and recipe.strict:
+        raise CutediffError(
+            f"Recipe {recipe.name} has no parameter {', '.join(unknown)}.",
+            f"Its parameters: {', '.join(sorted(known)) or 'none'}.",
+        )
+    params = coerce_params(recipe, given)
+    profile = resolve_profile(kw.get("gpu"), kw.get("arch"), kw.get("num_sms"))
+    return CompareOptions(
+        specs=specs,
+        recipe=recipe,
+        params=params,
+        profile=profile,
+        lineinfo=not kw.get("no_lineinfo"),
+        use_cache=not kw.get("no_cache"),
+        timeout=kw.get("timeout") or 1800,
+        wheelhouse=kw.get("wheelhouse"),
+        crosscheck=[v.strip() for v in (kw.get("crosscheck") or "").split(",") if v.strip()],
+        allow_ptx_rewrite=bool(kw.get("allow_ptx_rewrite")),
+        command=command_line() if command is None else command,
+    )
+
+
+def host_info() -> dict:
+    """The machine a comparison was made on: Python, platform, torch and cutediff versions, GPU."""
+    import importlib.metadata as md
+
+    info: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+    }
+    for dist in ("torch", "cutediff"):
+        try:
+            info[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            pass
+    from .gpu import local_gpu
+
+    info["gpu"] = local_gpu()
+    return info
