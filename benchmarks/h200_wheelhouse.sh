@@ -14,7 +14,7 @@ done
 # what the image lacks (KINDS.md lists what it has): cutediff's dependencies and the Dask stack
 "${PYTHON:-python3}" -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp --abi cp312 \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    --platform any -d "$WH/extra" textual textual-plotext rapidfuzz uv platformdirs \
+    --platform any -d "$WH/extra" textual textual-plotext rapidfuzz uv platformdirs msgspec filelock \
     nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump dask distributed tornado tblib zict locket partd
 rm -rf .whl/parts && mkdir -p .whl/parts
 tar cf - -C "$WH" wh extra | split -b 55m -d - .whl/parts/p
