@@ -24,13 +24,7 @@ def annotate_spill_sites(comparison: dict, bench: dict) -> int:
             kside = k.get(side) or {}
             if not spills or not kside.get("spill_sites"):
                 continue
-            by_offset = {s["offset"]: s for s in spills.get("sites", []) if s.get("offset") is not None}
-            matched = 0
-            for site in kside["spill_sites"]:
-                hit = by_offset.get(site.get("addr"))
-                if hit and site.get("opcode", "") in hit["sass"]:
-                    site["executed"] = hit["executed"]
-                    matched += 1
+            matched = _place_counts(kside["spill_sites"], spills.get("sites", []))
             kside["spill_executed"] = {
                 "matched": matched,
                 "sites": len(kside["spill_sites"]),
@@ -39,6 +33,31 @@ def annotate_spill_sites(comparison: dict, bench: dict) -> int:
             }
             placed += matched
     return placed
+
+
+def _place_counts(static: list[dict], measured: list[dict]) -> int:
+    """Copy ncu's ``executed`` onto the static spill sites; returns how many got one.
+
+    A site and an ncu row match at the same offset with the same opcode. ncu profiles the build it
+    runs (often the line-info build, whose code sits at other offsets), so when offsets do not match,
+    the sites are paired in code order instead, provided both lists hold the same opcodes in the same
+    order (the same spill code, moved)."""
+    by_offset = {m["offset"]: m for m in measured if m.get("offset") is not None}
+    hits = [by_offset.get(site.get("addr")) for site in static]
+    if not all(h and site.get("opcode", "") in h.get("sass", "") for h, site in zip(hits, static)):
+        ordered = sorted((m for m in measured if m.get("offset") is not None), key=lambda m: m["offset"])
+        ops = [str(m.get("sass", "")).split(" ", 1)[0] for m in ordered]
+        sites = sorted(static, key=lambda site: site.get("addr") or 0)
+        if ops == [site.get("opcode") for site in sites]:
+            for site, m in zip(sites, ordered):
+                site["executed"] = m["executed"]
+            return len(sites)
+    matched = 0
+    for site, hit in zip(static, hits):
+        if hit and site.get("opcode", "") in hit.get("sass", ""):
+            site["executed"] = hit["executed"]
+            matched += 1
+    return matched
 
 
 def attach_bench(result_path: Path, bench: dict) -> Path:
