@@ -311,7 +311,7 @@ def diff_paths(
 
 def pairing_sentences(comparison: dict) -> list[str]:
     """One sentence per kernel that has no partner, or whose partner differs in a hash suffix."""
-    labels = {s: comparison["sides"][s]["label"] for s in "ab"}
+    labels: dict[str, Any] = {s: comparison["sides"][s]["label"] for s in SIDES}
     out = []
     for k in comparison.get("kernels", []):
         if k.get("paired_by"):

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CutediffError
+from ..model.types import SIDES
 from ..recipes import RecipeInfo, coerce_params
 from ..toolchain import ToolchainSpec
 from .runner import BenchConfig, check_gpu, check_hook, run_bench
@@ -87,5 +88,5 @@ def run_local(plan: BenchPlan, progress=lambda _m: None, wheelhouse: Path | None
 
     envs = tuple(create_env(s, wheelhouse=wheelhouse, progress=progress) for s in plan.specs)
     result = run_bench(envs, plan.cfg, bench_listener(progress, plan.cfg), recipe=plan.recipe)  # type: ignore[arg-type]
-    result["sides"] = {s: {"label": sp.label, "versions": e.versions()} for s, sp, e in zip("ab", plan.specs, envs)}
+    result["sides"] = {s: {"label": sp.label, "versions": e.versions()} for s, sp, e in zip(SIDES, plan.specs, envs)}
     return result

@@ -28,6 +28,8 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
+from cutediff_tui.core.model.types import SIDES
+
 from ..messages import GpuProbed
 
 __all__ = ["BenchScreen", "BenchState"]
@@ -56,7 +58,7 @@ class BenchState:
         rows = result.get("shapes", [])
         st = cls([r["shape"]["label"] for r in rows])
         for r in rows:
-            for side in "ab":
+            for side in SIDES:
                 st.samples[r["shape"]["label"]][side] = list((r.get("samples") or {}).get(side, []))
         st.result = result
         return st
@@ -307,7 +309,7 @@ class BenchScreen(ModalScreen[None]):
                     parse_side(",".join([sides[s]["dsl"], *sides[s].get("pins", [])]), cuda=sides[s].get("cuda")),
                     progress=lambda m: self.post_message(BenchEvent({"event": "status", "text": render_event(m)})),
                 )
-                for s in "ab"
+                for s in SIDES
             )
             result = run_bench(envs, cfg, lambda ev: self.post_message(BenchEvent(ev)), cancel, recipe=info)
             self.post_message(BenchEvent({"event": "done", "result": result}))
