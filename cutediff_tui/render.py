@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .core.model import SIDES, typed
+from .core.model.changes import kernel_changes, verdict
 from .core.model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse
 
 
@@ -75,6 +76,10 @@ def comparison_tables(c: dict) -> list:
         if al:
             t.add_row("SASS match", "", f"{al.match_pct or 0:.1f}%", f"{al.matched}/{al.total}")
         out.append(t)
+        ranked = kernel_changes(c, raw)
+        if ranked:
+            out.append(Text("  changes:", style="bold"))
+            out += [Text(f"    {i}. {line}", style="bold" if i == 1 else "") for i, line in enumerate(ranked, 1)]
         for s in SIDES:
             m = k.side(s)
             for r in m.remarks if m else []:
@@ -105,7 +110,16 @@ def comparison_tables(c: dict) -> list:
             )
         out.append(t)
         out.append(Text(f"  verdict: {m.verdict}", style="bold"))
+    out.append(Text.assemble(("verdict: ", "bold"), (verdict(c), _verdict_style(c))))
     return out
+
+
+def _verdict_style(c: dict) -> str:
+    """Red when a kernel regresses, green when nothing changed."""
+    text = verdict(c)
+    if " regresses: " in text:
+        return "bold red"
+    return "green" if text.startswith("no resource change") else ""
 
 
 VERDICT_STYLE = {"SLOWER": "bold red", "FASTER": "bold green", "SAME": "dim", "UNSURE": "yellow"}
