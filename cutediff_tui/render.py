@@ -35,15 +35,16 @@ def _delta_text(fig: Figure, a: Any, b: Any) -> Text:
     return Text(s)
 
 
-def figure_rows(kernel: dict) -> list[tuple[str, str, str, Text]]:
-    """``(label, A, B, Δ)`` of every registry figure the CLI shows that either side has."""
+def figure_rows(kernel: dict) -> list[tuple[Text, Text, Text, Text]]:
+    """``(label, A, B, Δ)`` of every registry figure the CLI shows that either side has (plain
+    Text: ``LD.E [stack]×64`` is no Rich markup)."""
     a, b = kernel.get("a") or {}, kernel.get("b") or {}
     rows = []
     for fig in figures_for("cli"):
         if not (fig.present(a) or fig.present(b)):
             continue
         va, vb = fig.value(a), fig.value(b)
-        rows.append((fig.title, fig.text(va, _fmt), fig.text(vb, _fmt), _delta_text(fig, va, vb)))
+        rows.append((Text(fig.title), Text(fig.text(va, _fmt)), Text(fig.text(vb, _fmt)), _delta_text(fig, va, vb)))
     return rows
 
 

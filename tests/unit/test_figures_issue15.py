@@ -96,6 +96,9 @@ def test_generic_stack_accesses_count_as_local():
     assert (value("local_stores", dyn), value("local_store_bytes", dyn)) == (16, 256)
     assert value("ptx_local_bytes", dyn) == 256
     assert value("local_ops_by_width", dyn) == ["LDL×64", "STL.128×16"]
+    # the CLI table shows "[stack]" as written (not swallowed as Rich markup)
+    c = comparison("stack_scratch", "stack_scratch-dynamic", "stack_scratch-generic")
+    assert "LDL×64 STL.128×16" in cli_text(c) and "LD.E [stack]×64" in cli_text(c)
 
 
 def test_register_budgets_as_list_figures():
