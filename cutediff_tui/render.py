@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .core.model import SIDES, typed
+from .core.model.changes import kernel_changes, verdict
 from .core.model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse
 
 
@@ -34,15 +35,16 @@ def _delta_text(fig: Figure, a: Any, b: Any) -> Text:
     return Text(s)
 
 
-def figure_rows(kernel: dict) -> list[tuple[str, str, str, Text]]:
-    """``(label, A, B, Δ)`` of every registry figure the CLI shows that either side has."""
+def figure_rows(kernel: dict) -> list[tuple[Text, Text, Text, Text]]:
+    """``(label, A, B, Δ)`` of every registry figure the CLI shows that either side has (plain
+    Text: ``LD.E [stack]×64`` is no Rich markup)."""
     a, b = kernel.get("a") or {}, kernel.get("b") or {}
     rows = []
     for fig in figures_for("cli"):
         if not (fig.present(a) or fig.present(b)):
             continue
         va, vb = fig.value(a), fig.value(b)
-        rows.append((fig.title, fig.text(va, _fmt), fig.text(vb, _fmt), _delta_text(fig, va, vb)))
+        rows.append((Text(fig.title), Text(fig.text(va, _fmt)), Text(fig.text(vb, _fmt)), _delta_text(fig, va, vb)))
     return rows
 
 
@@ -75,6 +77,10 @@ def comparison_tables(c: dict) -> list:
         if al:
             t.add_row("SASS match", "", f"{al.match_pct or 0:.1f}%", f"{al.matched}/{al.total}")
         out.append(t)
+        ranked = kernel_changes(c, raw)
+        if ranked:
+            out.append(Text("  changes:", style="bold"))
+            out += [Text(f"    {i}. {line}", style="bold" if i == 1 else "") for i, line in enumerate(ranked, 1)]
         for s in SIDES:
             m = k.side(s)
             for r in m.remarks if m else []:
@@ -105,7 +111,16 @@ def comparison_tables(c: dict) -> list:
             )
         out.append(t)
         out.append(Text(f"  verdict: {m.verdict}", style="bold"))
+    out.append(Text.assemble(("verdict: ", "bold"), (verdict(c), _verdict_style(c))))
     return out
+
+
+def _verdict_style(c: dict) -> str:
+    """Red when a kernel regresses, green when nothing changed."""
+    text = verdict(c)
+    if " regresses: " in text:
+        return "bold red"
+    return "green" if text.startswith("no resource change") else ""
 
 
 VERDICT_STYLE = {"SLOWER": "bold red", "FASTER": "bold green", "SAME": "dim", "UNSURE": "yellow"}

@@ -77,7 +77,7 @@ def test_markdown_report_of_the_fa4_regression(fwd):
     first = md.splitlines()[0]
     assert first.startswith(
         "### cutediff: FlashAttentionForwardSm100 spills on fa4-fwd-sm103a-4.8.0-lineinfo: "
-        "stack 0 → 112 B, spill stores 0 → 176 B; instruction mix unchanged"
+        "stack 0 → 112 B, spill stores 0 → 176 B; key opcodes unchanged"
     )
     assert "| Registers | 128 | 128 | = |" in md
     assert "| Stack frame (bytes) | 0 | 112 | **+112** |" in md

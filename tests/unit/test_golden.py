@@ -2,8 +2,10 @@
 
 ``tests/golden/v1/`` holds what ``tests/golden/capture.py`` wrote with the code of ``main`` at
 44c56f2 (the last commit before :mod:`cutediff_tui.core.model`). The JSON report now says
-``cutediff.comparison/2`` and carries each kernel's registry figures; everything else in it must be
-the same.
+``cutediff.comparison/2`` and carries each kernel's registry figures and ranked ``changes``;
+everything else in it must be the same. ``report.md``/``report.html`` were re-captured for issue 15
+(intended additions only): "key opcodes unchanged" where classes changed but the key opcodes did
+not, each kernel's ranked changes list, and the new "PTX local depot" figure row.
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ def test_json_report_same_content_as_before_the_model(outputs):
     assert old.pop("schema") == "cutediff.comparison/1"
     assert new.pop("schema") == "cutediff.comparison/2"
     figures = [k.pop("figures") for k in new["kernels"]]
+    changes = {k["name"]: k.pop("changes") for k in new["kernels"]}
+    assert changes["FlashAttentionForwardSm100"][0] == (
+        "FlashAttentionForwardSm100 spills on 4.8.0: stack 0 → 112 B, spill stores 0 → 176 B"
+    )
+    assert changes["FlashAttentionForwardSm100"][1].startswith("spill sites added: flash_attn/cute/softmax.py:267")
     # Paths are written relative to the result and without home folders since issue 16: the
     # content is otherwise the same, and no path in the report is absolute any more.
     for doc in (old, new):

@@ -78,6 +78,39 @@ def _peak_gpr(m: Mapping[str, Any]) -> Any:
     return gpr.get("value") if isinstance(gpr, Mapping) else gpr
 
 
+def _budgets(m: Mapping[str, Any], *path: str) -> list[int] | None:
+    """Register budgets as ``[inc…, dec…]`` (``[176, 88]``), None when the kernel sets none."""
+    b = dig(m, *path)
+    if not isinstance(b, Mapping):
+        return None
+    vals = list(b.get("inc") or []) + list(b.get("dec") or [])
+    return vals or None
+
+
+def _ptx_registers(m: Mapping[str, Any]) -> int | None:
+    decls = dig(m, "ptx", "reg_decls")
+    return sum(int(v) for v in decls.values()) if isinstance(decls, Mapping) else None
+
+
+def _mem_ops(isa_path: tuple[str, ...], spaces: tuple[str, ...], kinds: tuple[str, ...]):
+    """An extractor of ``["STG.E.128×8", …]``: the opcodes (with width) of some spaces and kinds,
+    most used first; None when the kernel has none (or was analysed before memory ops existed)."""
+
+    def extract(m: Mapping[str, Any]) -> list[str] | None:
+        ops = dig(m, *isa_path, "ops")
+        if not isinstance(ops, list):
+            return None
+        rows = [r for r in ops if isinstance(r, Mapping) and r.get("space") in spaces and r.get("kind") in kinds]
+        rows.sort(key=lambda r: (-int(r.get("count") or 0), str(r.get("opcode"))))
+        return [f"{r.get('opcode')}×{r.get('count')}" for r in rows] or None
+
+    return extract
+
+
+def _ops_text(v: Any) -> str:
+    return " ".join(str(x) for x in v) if isinstance(v, (list, tuple)) else str(v)
+
+
 @dataclass(frozen=True)
 class Figure:
     """One figure of a kernel side.
@@ -204,6 +237,71 @@ FIGURES: tuple[Figure, ...] = (
     resource(
         "peak_gpr", "Peak live registers", short="peak GPRs", extract=_peak_gpr, worse="higher",
         faces=_NOT_REPORT, description="peak live general registers (nvdisasm -lrm)",
+    ),
+    resource(
+        "local_loads", "Local loads", short="local loads", worse="higher",
+        description="loads from the stack/local memory (LDL and generic LD at the stack pointer)",
+    ),
+    resource(
+        "local_load_bytes", "Local bytes loaded", short="local bytes loaded", unit="bytes", worse="higher",
+        description="bytes per thread loaded from the stack/local memory (static, every local access)",
+    ),
+    resource(
+        "local_stores", "Local stores", short="local stores", worse="higher",
+        description="stores to the stack/local memory (STL and generic ST at the stack pointer)",
+    ),
+    resource(
+        "local_store_bytes", "Local bytes stored", short="local bytes stored", unit="bytes", worse="higher",
+        description="bytes per thread stored to the stack/local memory (static, every local access)",
+    ),
+    resource(
+        "ptx_local_bytes", "PTX local depot", short="PTX local depot", unit="bytes", worse="higher",
+        extract=lambda m: dig(m, "ptx", "local_bytes"),
+        description="bytes of the PTX .local declarations (__local_depot, the PTX-level stack)",
+    ),
+    resource(
+        "register_budgets", "Register budgets", short="register budgets", kind="list",
+        extract=lambda m: _budgets(m, "budgets"),
+        description="USETMAXREG budgets in SASS (increases then decreases, e.g. 176/88)",
+    ),
+    resource(
+        "ptx_register_budgets", "PTX register budgets", short="PTX register budgets", kind="list",
+        extract=lambda m: _budgets(m, "ptx", "budgets"),
+        description="setmaxnreg.inc/dec budgets in PTX (increases then decreases, e.g. 176/88)",
+    ),
+    resource(
+        "global_loads_by_width", "Global loads by width", short="global loads", kind="list",
+        extract=_mem_ops(("memory",), ("global",), ("load",)), fmt=_ops_text,
+        description="SASS global loads per opcode with width (LDG.E.128×8)",
+    ),
+    resource(
+        "global_stores_by_width", "Global stores by width", short="global stores", kind="list",
+        extract=_mem_ops(("memory",), ("global",), ("store",)), fmt=_ops_text,
+        description="SASS global stores per opcode with width (STG.E.128×8)",
+    ),
+    resource(
+        "shared_ops_by_width", "Shared memory ops by width", short="shared ops", kind="list",
+        extract=_mem_ops(("memory",), ("shared",), ("load", "store", "atomic")), fmt=_ops_text,
+        description="SASS shared-memory loads/stores per opcode with width (LDS.128×4)",
+    ),
+    resource(
+        "local_ops_by_width", "Local memory ops by width", short="local ops", kind="list",
+        extract=_mem_ops(("memory",), ("local",), ("load", "store", "atomic")), fmt=_ops_text,
+        description="SASS stack/local accesses per opcode with width (STL.128×16, LD.E [stack]×4)",
+    ),
+    resource(
+        "ptx_global_stores_by_width", "PTX global stores by width", short="PTX global stores", kind="list",
+        extract=_mem_ops(("ptx", "memory"), ("global",), ("store",)), fmt=_ops_text,
+        description="PTX global stores per opcode with type and width (st.global.v4.b32×8)",
+    ),
+    resource(
+        "ptx_local_ops_by_width", "PTX local memory ops by width", short="PTX local ops", kind="list",
+        extract=_mem_ops(("ptx", "memory"), ("local",), ("load", "store", "atomic")), fmt=_ops_text,
+        description="PTX stack/local accesses per opcode (st.local.v4.b32×16, generic ld through %SP)",
+    ),
+    resource(
+        "ptx_registers", "PTX registers declared", short="PTX registers", extract=_ptx_registers,
+        description="virtual registers the PTX declares (all types; ptxas allocates the real ones)",
     ),
     resource(
         "compile_seconds", "Compile time", short="compile time", unit="s",

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from ..errors import CutediffError
+from .changes import kernel_changes
 from .figures import figures_for
 from .types import SIDES, Comparison
 
@@ -151,12 +152,18 @@ def kernel_figures(kernel: Mapping[str, Any]) -> dict[str, list[Any]]:
 
 
 def document(comparison: Mapping[str, Any]) -> dict[str, Any]:
-    """The /2 JSON document of a comparison: its keys, ``schema`` /2 and each kernel's figures."""
+    """The /2 JSON document of a comparison: its keys, ``schema`` /2 and each kernel's figures and
+    ranked ``changes`` (:func:`.changes.kernel_changes`)."""
     doc = dict(comparison)
     doc["schema"] = SCHEMA
     kernels = doc.get("kernels")
     if isinstance(kernels, list):
-        doc["kernels"] = [{**k, "figures": kernel_figures(k)} if isinstance(k, Mapping) else k for k in kernels]
+        doc["kernels"] = [
+            {**k, "figures": kernel_figures(k), "changes": kernel_changes(comparison, k)}
+            if isinstance(k, Mapping)
+            else k
+            for k in kernels
+        ]
     return doc
 
 

@@ -219,6 +219,11 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
         f"<p>{e(M.kernel_sentence(c, k))}.</p>",
         _cards(c, k),
     ]
+    ranked = M.kernel_changes(c, k)
+    if len(ranked) > 1:
+        out.append('<p class="meta">Changes, most important first:</p><ol class="changes">')
+        out += [f"<li>{e(line)}</li>" for line in ranked]
+        out.append("</ol>")
     if k.get("pair_error"):
         out.append(f'<div class="alert">{e(k["pair_error"])}</div>')
     rows = []

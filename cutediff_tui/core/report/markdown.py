@@ -120,6 +120,10 @@ def _kernel(c: dict, k: dict) -> list[str]:
     a, b = M.metrics(k, "a"), M.metrics(k, "b")
     na, nb = md_text(M.side_name(c, "a")), md_text(M.side_name(c, "b"))
     out = [f"#### Kernel {md_text(name)}", "", md_text(M.kernel_sentence(c, k)) + "."]
+    ranked = M.kernel_changes(c, k)
+    if len(ranked) > 1:
+        out += ["", "Changes, most important first:", ""]
+        out += [f"{i}. {md_text(line)}" for i, line in enumerate(ranked, 1)]
     if k.get("pair_error"):
         out += ["", f"> {md_text(k['pair_error'])}"]
     rows = []

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..model import SIDES
+from ..model.changes import kernel_changes as changes_of
+from ..model.changes import resource_sentence, side_name
 from ..model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse, unit_symbol
 
 M_SIDES_LOWER = frozenset(SIDES)
@@ -70,17 +72,6 @@ def is_version(text: str | None) -> bool:
 
 def side(c: dict, s: str) -> dict:
     return (c.get("sides") or {}).get(s) or {}
-
-
-def side_name(c: dict, s: str) -> str:
-    """Short name of a side: its DSL version, else the last part of its path or label."""
-    sd = side(c, s)
-    dsl = sd.get("dsl")
-    if is_version(dsl):
-        return str(dsl)
-    label = str(sd.get("label") or dsl or s.upper())
-    name = Path(label.rstrip("/")).name if "/" in label else label
-    return name or s.upper()
 
 
 def side_label(c: dict, s: str) -> str:
@@ -182,7 +173,9 @@ def _change(name: str, a: Any, b: Any) -> str:
 
 
 def mix_sentence(k: dict) -> str:
-    """How the instruction mix changed, ignoring spill code (reported on its own)."""
+    """How the instruction mix changed, ignoring spill code (reported on its own): "instruction
+    mix unchanged" only when no class changed; "key opcodes unchanged" when classes changed but
+    the kernel's math (MMA and the other key opcodes) did not."""
     rows = class_rows(k)
     if not rows:
         return ""
@@ -194,52 +187,24 @@ def mix_sentence(k: dict) -> str:
     has_mma = any(op in MMA_OPCODES for op, _, _ in math)
     if len(math) >= 2 and has_mma and all(a == b for _, a, b in math):
         # the kernel's math (what the original reports grep-count) is the same; the rest is bookkeeping
-        return f"instruction mix unchanged ({', '.join(op for op, _, _ in math)} identical)"
+        return f"key opcodes unchanged ({', '.join(op for op, _, _ in math)} identical)"
     moved = sorted(changed, key=lambda r: -abs(r[3] - r[2]))[:3]
     return "instruction mix changed (" + ", ".join(f"{lab} {b - a:+d}" for _, lab, a, b in moved) + ")"
 
 
 def kernel_sentence(c: dict, k: dict) -> str:
-    """One sentence on what changed in a kernel from A to B (plain text)."""
-    name = str(k.get("name") or "kernel")
-    a, b = metrics(k, "a"), metrics(k, "b")
-    nb, na = side_name(c, "b"), side_name(c, "a")
-    if not a and not b:
-        return f"{name}: no metrics on either side"
-    if not b:
-        return f"{name} is built only by {na}"
-    if not a:
-        return f"{name} is built only by {nb}"
-    spill_a = (a.get("spill_store_bytes") or 0) + (a.get("spill_load_bytes") or 0)
-    spill_b = (b.get("spill_store_bytes") or 0) + (b.get("spill_load_bytes") or 0)
-    parts: list[str] = []
-    if a.get("registers") != b.get("registers") and a.get("registers") is not None:
-        parts.append(_change("registers", a.get("registers"), b.get("registers")))
-    if (a.get("stack_bytes") or 0) != (b.get("stack_bytes") or 0):
-        parts.append(_change("stack_bytes", a.get("stack_bytes"), b.get("stack_bytes")))
-    if (a.get("spill_store_bytes") or 0) != (b.get("spill_store_bytes") or 0):
-        parts.append(_change("spill_store_bytes", a.get("spill_store_bytes"), b.get("spill_store_bytes")))
-    # loads equal to stores on both sides add nothing to the sentence
-    if (a.get("spill_load_bytes") or 0) != (b.get("spill_load_bytes") or 0) and (
-        a.get("spill_load_bytes") != a.get("spill_store_bytes")
-        or b.get("spill_load_bytes") != b.get("spill_store_bytes")
-    ):
-        parts.append(_change("spill_load_bytes", a.get("spill_load_bytes"), b.get("spill_load_bytes")))
-    if spill_a == 0 and spill_b > 0:
-        head = f"{name} spills on {nb}"
-    elif spill_a > 0 and spill_b == 0:
-        head = f"{name} stops spilling on {nb}"
-    elif spill_b > spill_a:
-        head = f"{name} spills more on {nb}"
-    elif spill_b < spill_a:
-        head = f"{name} spills less on {nb}"
-    elif parts:
-        head = f"{name} changes on {nb}"
-    else:
-        head = f"{name}: same resources on {na} and {nb}"
-    text = head + (": " + ", ".join(parts) if parts else "")
+    """One sentence on what changed in a kernel from A to B (plain text): its headline
+    (:func:`..model.changes.resource_sentence`) and how its instruction mix changed."""
+    text = resource_sentence(c, k)
+    if not (metrics(k, "a") and metrics(k, "b")):
+        return text
     mix = mix_sentence(k)
     return text + (f"; {mix}" if mix else "")
+
+
+def kernel_changes(c: dict, k: dict) -> list[str]:
+    """The kernel's changes, ranked, the headline first (:func:`..model.changes.kernel_changes`)."""
+    return changes_of(c, k)
 
 
 def severity(k: dict) -> int:
