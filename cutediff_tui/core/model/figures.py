@@ -92,7 +92,9 @@ def _ptx_registers(m: Mapping[str, Any]) -> int | None:
     return sum(int(v) for v in decls.values()) if isinstance(decls, Mapping) else None
 
 
-def _mem_ops(isa_path: tuple[str, ...], spaces: tuple[str, ...], kinds: tuple[str, ...]):
+def _mem_ops(
+    isa_path: tuple[str, ...], spaces: tuple[str, ...], kinds: tuple[str, ...]
+) -> Callable[[Mapping[str, Any]], list[str] | None]:
     """An extractor of ``["STG.E.128×8", …]``: the opcodes (with width) of some spaces and kinds,
     most used first; None when the kernel has none (or was analysed before memory ops existed)."""
 
