@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 from textual.widgets import Input
 
+from cutediff_tui.core import events
 from cutediff_tui.ui.messages import CompareFailed, CompareProgress, CrosscheckFinished
 from cutediff_tui.ui.screens import compare as compare_screen
 from cutediff_tui.ui.screens.compare import CompareScreen
@@ -150,15 +151,15 @@ class TestCompareDialog:
 
     def test_compiling(self, snap_compare, app, frozen_clock):
         progress = post(
-            CompareProgress("a", "side A: creating the environment (uv pip install nvidia-cutlass-dsl==4.5.1)"),
-            CompareProgress("b", "side B: compiling fa4-fwdbwd for sm_103a"),
+            CompareProgress(events.EnvStage("a", "installing", "4.5.1,flash-attn-4==4.0.0b16", "dsl-4.5.1-cu13")),
+            CompareProgress(events.KernelCompiled("b", "build", 2, "flash_attn_bwd", 41.5)),
         )
         assert snap_compare(app, terminal_size=WIDE, run_before=steps(("c",), start_compile, progress))
 
     def test_failed_side(self, snap_compare, app, frozen_clock):
         failed = post(
-            CompareProgress("a", "side A: build served from the cache"),
-            CompareProgress("b", "side B: failed: nvidia-cutlass-dsl==4.8.0 has no wheel for this Python."),
+            CompareProgress(events.Message("a", "build served from the cache")),
+            CompareProgress(events.Message("b", "failed: nvidia-cutlass-dsl==4.8.0 has no wheel for this Python.")),
             CompareFailed("Side B could not be built: nvidia-cutlass-dsl==4.8.0 has no wheel for this Python."),
         )
         assert snap_compare(app, terminal_size=WIDE, run_before=steps(("c",), start_compile, failed))
