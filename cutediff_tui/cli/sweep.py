@@ -214,7 +214,7 @@ def make_sweep_plan(
             coerce_params(recipe, {**fixed, name: v})
     if wheelhouse is None:
         for s in specs:
-            check_published(s)
+            check_published(s, check_python=False)  # no wheel for this Python: that cell fails, the rest run
     base = Probe(
         side=toolchains[0],
         recipe=recipe,

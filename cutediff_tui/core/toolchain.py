@@ -422,8 +422,9 @@ def nearby_versions(version: str, versions: list[str], n: int = 5) -> list[str]:
     return ordered[max(0, idx - n // 2) : idx + (n - n // 2)]
 
 
-def check_published(spec: ToolchainSpec, offline: bool = False) -> None:
-    """Fail with a helpful sentence if the DSL version is not on the index."""
+def check_published(spec: ToolchainSpec, offline: bool = False, check_python: bool = True) -> None:
+    """Fail with a helpful sentence if the DSL version is not on the index (or, unless ``check_python``
+    is off, has no wheel for any Python here: a sweep reports that per cell instead)."""
     try:
         versions = published_versions(offline=offline)
     except ToolchainError:
@@ -434,7 +435,7 @@ def check_published(spec: ToolchainSpec, offline: bool = False) -> None:
             f"CuTe DSL {spec.dsl} is not published on the package index.",
             f"Published versions near it: {', '.join(near)}.",
         )
-    if not offline:
+    if check_python and not offline:
         resolve_python(spec)  # a version with no wheel for any Python here: one sentence now
 
 
