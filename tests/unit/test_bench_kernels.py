@@ -99,7 +99,9 @@ def test_per_call_times_sum_launches_per_call():
     uneven = per_call_times([("k", 0, 3), ("k", 5, 8), ("k", 9, 12)], 2)
     assert uneven["k"] == {"ms": [pytest.approx(0.0045)], "launches": 1.5}
     merged = merge_rounds([out, out])
-    assert len(merged["bwd"]["ms"]) == 6
+    assert len(merged["bwd"]["ms"]) == 6 and merged["bwd"]["rounds"] == [3, 3]
+    late = merge_rounds([{"k": {"ms": [1.0], "launches": 1}}, out])  # kernels missing in a round keep 0
+    assert late["bwd"]["rounds"] == [0, 3] and late["k"]["rounds"] == [1, 0]
 
 
 def test_kernel_rows_verdicts_and_one_sided_kernels():

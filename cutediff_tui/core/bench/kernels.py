@@ -73,10 +73,13 @@ def profile_calls(fn, calls: int, callables: list[str] | tuple[str, ...] = ()) -
 
 
 def merge_rounds(rounds: list[dict[str, dict]]) -> dict[str, dict]:
-    """The per-kernel samples of several rounds of one side, concatenated."""
+    """The per-kernel samples of several rounds of one side, concatenated; ``rounds`` holds how many
+    samples each round gave, so the rounds can be paired with the other side's."""
     out: dict[str, dict] = {}
-    for r in rounds:
+    for k, r in enumerate(rounds):
         for name, v in r.items():
-            slot = out.setdefault(name, {"ms": [], "launches": v["launches"]})
+            slot = out.setdefault(name, {"ms": [], "launches": v["launches"], "rounds": [0] * k})
             slot["ms"].extend(v["ms"])
+        for name, slot in out.items():  # 0 for a round the kernel did not run in
+            slot["rounds"].append(len(r[name]["ms"]) if name in r else 0)
     return out

@@ -293,7 +293,11 @@ def kernel_rows(ka: dict[str, dict], kb: dict[str, dict], tolerance: float) -> l
         a, b = ka.get(name), kb.get(name)
         row: dict = {"kernel": name, "launches": {"a": a and a["launches"], "b": b and b["launches"]}}
         if a and b and a["ms"] and b["ms"]:
-            row.update(compare_samples(a["ms"], b["ms"], tolerance))
+            paired = (a["rounds"], b["rounds"]) if a.get("rounds") and b.get("rounds") else None
+            row.update(compare_samples(a["ms"], b["ms"], tolerance, paired))
+            row["samples"] = {"a": a["ms"], "b": b["ms"]}
+            if paired:
+                row["round_sizes"] = {"a": paired[0], "b": paired[1]}
         else:
             row.update(
                 {
@@ -322,6 +326,7 @@ def run_bench(
     labels = cfg.labels()
     samples: list[dict[str, list[float]]] = [{"a": [], "b": []} for _ in labels]
     host: list[dict[str, list[float]]] = [{"a": [], "b": []} for _ in labels]
+    sizes: list[dict[str, list[int]]] = [{"a": [], "b": []} for _ in labels]
     kernels: list[dict[str, list[dict]]] = [{"a": [], "b": []} for _ in labels]
     notes: dict[str, list[str]] = {"a": [], "b": []}
     callables: dict[str, list[str]] = {"a": [], "b": []}
@@ -337,7 +342,7 @@ def run_bench(
                     callables[w.side] = list(ev.get("callables", callables[w.side]))
                     listener({"event": "ready", "side": w.side, "shape": label, "seconds": ev.get("seconds")})
                 _expect(w, "started")
-            for r in range(cfg.rounds):
+            for r in range(cfg.rounds):  # whole-call times first: no profiler session runs in between
                 order = workers if r % 2 == 0 else workers[::-1]
                 for i, label in enumerate(labels):
                     for w in order:
@@ -346,6 +351,7 @@ def run_bench(
                         w.command(f"round {i}")
                         ev = _expect(w, "samples")
                         samples[i][w.side].extend(ev["ms"])
+                        sizes[i][w.side].append(len(ev["ms"]))
                         if ev.get("host_ms") is not None:
                             host[i][w.side].append(ev["host_ms"])
                         listener(
@@ -359,11 +365,18 @@ def run_bench(
                                 "host_ms": ev.get("host_ms"),
                             }
                         )
-                        if cfg.kernels:
-                            w.command(f"kernels {i}")
-                            kev = _expect(w, "kernels")
-                            kernels[i][w.side].append(kev["kernels"])
-                            listener({"event": "kernels", "side": w.side, "shape": label, "index": i, "round": r})
+            # Per-kernel times in rounds of their own: measured on the H200, a round timed right after
+            # its own process's torch.profiler session ran 5-15% slow, which made whole-call rounds noisy.
+            for r in range(cfg.rounds if cfg.kernels else 0):
+                order = workers if r % 2 == 0 else workers[::-1]
+                for i, label in enumerate(labels):
+                    for w in order:
+                        if cancel is not None and cancel.is_set():
+                            raise CutediffError("The benchmark was stopped.", "Partial samples are kept in the pane.")
+                        w.command(f"kernels {i}")
+                        kev = _expect(w, "kernels")
+                        kernels[i][w.side].append(kev["kernels"])
+                        listener({"event": "kernels", "side": w.side, "shape": label, "index": i, "round": r})
         finally:
             for w in workers:
                 w.stop()
@@ -372,16 +385,16 @@ def run_bench(
     for i, (label, sm) in enumerate(zip(labels, samples)):
         row = {
             "shape": cfg.shapes[i].to_json() if cfg.shapes else {"label": label},
-            **compare_samples(sm["a"], sm["b"], cfg.tolerance),
+            **compare_samples(sm["a"], sm["b"], cfg.tolerance, (sizes[i]["a"], sizes[i]["b"])),
             "samples": sm,
+            "round_sizes": sizes[i],
         }
         if host[i]["a"] and host[i]["b"]:
             from statistics import median
 
             row["host_ms"] = {"a": median(host[i]["a"]), "b": median(host[i]["b"]), "samples": host[i]}
         if cfg.kernels:
-            ka, kb = merge_rounds(kernels[i]["a"]), merge_rounds(kernels[i]["b"])
-            row["kernels"] = kernel_rows(ka, kb, cfg.tolerance)
+            row["kernels"] = kernel_rows(merge_rounds(kernels[i]["a"]), merge_rounds(kernels[i]["b"]), cfg.tolerance)
         results.append(row)
     out: dict[str, Any] = {
         "gpu": gpu,

@@ -60,6 +60,41 @@ def ratio_interval(
     return point, quantile(ratios, alpha), quantile(ratios, 1 - alpha)
 
 
+def round_ratio_interval(
+    a_rounds: list[list[float]],
+    b_rounds: list[list[float]],
+    *,
+    iters: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float, float]:
+    """B/A ratio of medians and a two-stage bootstrap interval that keeps the rounds paired.
+
+    Rounds of A and B alternate in time, so a change of GPU state (clocks, temperature, another
+    process) shifts both sides of a round alike. Each bootstrap draw picks rounds with replacement,
+    the same rounds for A and B, then samples with replacement inside each picked round: the
+    interval holds the spread between rounds once (not once per side, as resampling the pooled
+    samples of each side independently does) and the spread inside rounds."""
+    pairs = [(ra, rb) for ra, rb in zip(a_rounds, b_rounds) if ra and rb]
+    if not pairs:
+        raise ValueError("both sides need samples")
+    rng = random.Random(seed)
+    point = median([x for _, rb in pairs for x in rb]) / median([x for ra, _ in pairs for x in ra])
+    n = len(pairs)
+    ratios = []
+    for _ in range(iters):
+        pa: list[float] = []
+        pb: list[float] = []
+        for _ in range(n):
+            ra, rb = pairs[rng.randrange(n)]
+            pa.extend(ra[rng.randrange(len(ra))] for _ in ra)
+            pb.extend(rb[rng.randrange(len(rb))] for _ in rb)
+        ratios.append(median(pb) / median(pa))
+    ratios.sort()
+    alpha = (1 - level) / 2
+    return point, quantile(ratios, alpha), quantile(ratios, 1 - alpha)
+
+
 def verdict(ci_low: float, ci_high: float, tolerance: float = DEFAULT_TOLERANCE) -> str:
     """SLOWER / FASTER when the whole interval lies beyond the tolerance, SAME when it lies inside
     it, UNSURE otherwise (the interval straddles a tolerance edge: take more samples)."""
@@ -72,10 +107,23 @@ def verdict(ci_low: float, ci_high: float, tolerance: float = DEFAULT_TOLERANCE)
     return "UNSURE"
 
 
-def compare_samples(a: list[float], b: list[float], tolerance: float = DEFAULT_TOLERANCE) -> dict:
-    """Everything the table and the report show for one shape."""
+def compare_samples(
+    a: list[float],
+    b: list[float],
+    tolerance: float = DEFAULT_TOLERANCE,
+    rounds: tuple[list[int], list[int]] | None = None,
+) -> dict:
+    """Everything the table and the report show for one shape. ``rounds``: how many of ``a``'s and
+    ``b``'s samples each round gave, in order; with three or more paired rounds the interval is the
+    round-paired one (:func:`round_ratio_interval`), else the samples are resampled per side."""
     sa, sb = summarize(a), summarize(b)
-    ratio, lo, hi = ratio_interval(a, b, iters=1000 if len(a) + len(b) > 400 else 2000)
+    groups = (split_rounds(a, rounds[0]), split_rounds(b, rounds[1])) if rounds else None
+    if groups and sum(1 for ra, rb in zip(*groups) if ra and rb) >= 3:
+        ratio, lo, hi = round_ratio_interval(*groups, iters=1000)
+        method = "rounds"
+    else:
+        ratio, lo, hi = ratio_interval(a, b, iters=1000 if len(a) + len(b) > 400 else 2000)
+        method = "samples"
     return {
         "a": sa.to_json(),
         "b": sb.to_json(),
@@ -84,4 +132,16 @@ def compare_samples(a: list[float], b: list[float], tolerance: float = DEFAULT_T
         "ci_high": hi,
         "verdict": verdict(lo, hi, tolerance),
         "tolerance": tolerance,
+        "interval": method,
     }
+
+
+def split_rounds(xs: list[float], sizes: list[int]) -> list[list[float]]:
+    """``xs`` cut into consecutive rounds of ``sizes`` samples (a round of 0 samples stays, empty,
+    so rounds keep their index; samples past the sizes are dropped)."""
+    out: list[list[float]] = []
+    i = 0
+    for n in sizes:
+        out.append(xs[i : i + n] if n > 0 else [])
+        i += max(n, 0)
+    return out
