@@ -41,6 +41,11 @@ from cutediff_tui.core.analysis.classes import (  # noqa: E402
 from cutediff_tui.core.analysis.ptx import parse_ptx  # noqa: E402
 from cutediff_tui.core.analysis.sass import SassFunction, parse_sass  # noqa: E402
 
+try:  # the issue 15 facts (memory ops by space and width, register budgets, PTX facts)
+    from cutediff_tui.core.analysis import budgets, memory, ptx_facts
+except ImportError:  # an older tree, benchmarked for comparison
+    budgets = memory = ptx_facts = None  # type: ignore[assignment]
+
 SAMPLES = ROOT / "samples" / "raw"
 SIDES = {"A": "fa4-fwd-sm103a-4.5.1", "B": "fa4-fwd-sm103a-4.8.0"}
 
@@ -136,6 +141,18 @@ def run(repeat: int, scales: list[int]) -> dict:
             st["ptx_match_pct"] = alp.match_pct
             st["total_without_ptx_align_ms"] = round(total + st["parse_ptx_ms"] + st["classify_ptx_ms"], 1)
             total += st["parse_ptx_ms"] + st["classify_ptx_ms"] + st["align_ptx_ms"]
+        if ptx is not None and memory is not None:
+
+            def facts(ents=ents):
+                for s in ("A", "B"):
+                    pb = budgets.ptx_register_budgets(ents[s])
+                    ptx_facts.ptx_facts(ents[s])
+                    memory.ptx_memory_ops(ents[s])
+                    memory.sass_memory_ops(funcs[s])
+                    budgets.sass_register_budgets(funcs[s], pb)
+
+            st["facts_ms"], _ = median_ms(facts, repeat)
+            total += st["facts_ms"]
         st["total_ms"] = round(total, 1)
 
         # the same pipeline end to end in one timed call
@@ -152,6 +169,13 @@ def run(repeat: int, scales: list[int]) -> dict:
                     ptx_opcode_counts(m.main)
                     ptx_class_counts(m.main)
                 align_ptx(ms["A"].main, ms["B"].main)
+                if memory is not None:
+                    for s in ("A", "B"):
+                        pb = budgets.ptx_register_budgets(ms[s].main)
+                        ptx_facts.ptx_facts(ms[s].main)
+                        memory.ptx_memory_ops(ms[s].main)
+                        memory.sass_memory_ops(fs[s])
+                        budgets.sass_register_budgets(fs[s], pb)
 
         st["end_to_end_ms"], _ = median_ms(pipeline, repeat)
         return {k: (round(v, 1) if isinstance(v, float) else v) for k, v in st.items()}
@@ -172,6 +196,7 @@ def print_table(res: dict) -> None:
         "parse_ptx_ms",
         "classify_ptx_ms",
         "align_ptx_ms",
+        "facts_ms",
         "total_ms",
         "end_to_end_ms",
     ]
@@ -189,7 +214,8 @@ def print_table(res: dict) -> None:
         f"PTX matched {pair['ptx_matched']} ({pair['ptx_match_pct']}%)"
     )
     print(
-        f"pair end to end (parse + classify + align, SASS and PTX, both sides): {pair['end_to_end_ms']} ms; "
+        f"pair end to end (parse + classify + align, SASS and PTX, both sides"
+        f"{', memory/budget/PTX facts' if 'facts_ms' in pair else ''}): {pair['end_to_end_ms']} ms; "
         f"without the PTX alignment (sum of stage medians): {pair['total_without_ptx_align_ms']} ms "
         f"(median of {res['repeat']}; nvdisasm {res['nvdisasm_ms_excluded']} ms excluded)"
     )

@@ -10,10 +10,13 @@
 #   STAGE=pos bash benchmarks/gpu_h200_profile.sh      positive control (+ its static compare)
 #   STAGE=neg bash benchmarks/gpu_h200_profile.sh      FA4 fwd+bwd SM90 4.5.1 vs 4.8.0, --profile
 #   STAGE=remote bash benchmarks/gpu_h200_profile.sh   the same bench through a Dask scheduler
+#   STAGE=analysis bash benchmarks/gpu_h200_profile.sh benchmarks/bench_analysis.py on the device's idle
+#       CPUs, interleaved with an older tree (OLD: a `git archive` tgz carried in .whl/one as old.tgz)
 # Each returns $OUT/STAGE.tgz (JSON results, ncu CSVs, logs) and $OUT/STAGE.log.
 set -uo pipefail
 mkdir -p /tmp/parts
 cp .whl/one/p* /tmp/parts/ 2>/dev/null || true
+cp .whl/one/old.tgz /tmp/ 2>/dev/null || true
 ls -la /tmp/parts
 STAGE=${STAGE:-copy}
 [ "$STAGE" = "copy" ] && exit 0
@@ -29,6 +32,14 @@ if [ ! -d /tmp/site ]; then  # first run stage on this machine: unpack and build
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee $R/gpu.txt
 case "$STAGE" in
+analysis)  # CPU only: this tree vs the older one, alternating, pair case only
+  mkdir -p /tmp/old && tar xzf /tmp/old.tgz -C /tmp/old && ln -sfn "$PWD/samples" /tmp/old/samples
+  for i in 1 2 3; do
+    for T in /tmp/old "$PWD"; do
+      (cd $T && PYTHONPATH="$T:/tmp/site" python3 benchmarks/bench_analysis.py --repeat 15 --scales "" \
+          --out $R/analysis-$(basename $T)-$i.json | grep -E "^pair|end to end")
+    done
+  done ;;
 pos)  # one toolchain, the register array read at constant vs run-time indices
   time $CD bench 4.8.0 4.8.0 $PINS --kernel samples/recipes/local_array.py --a-param dynamic=false \
       --b-param dynamic=true --profile --profile-dir $R/ncu --json $R/bench.json

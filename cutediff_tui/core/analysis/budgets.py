@@ -149,7 +149,12 @@ def _warp_registers(instrs: Sequence) -> set[str]:
     for ins in instrs:
         if ins.base not in _WARP_OPS:
             continue
-        ops = [o.strip() for o in ins.operands.split(",")]
+        text = ins.operands
+        if ins.base == "mov" and not warp and "%tid.x" not in text:
+            continue  # the common case, before any warp register is known: skip the split
+        if ins.base != "mov" and not (tid if ins.base in ("shr", "div") else warp):
+            continue
+        ops = [o.strip() for o in text.split(",")]
         if len(ops) < 2:
             continue
         dst, src = ops[0], ops[1]

@@ -410,6 +410,8 @@ def ptx_memory_ops(instrs: Iterable) -> MemoryOps:
             hit = ptx_mem_op(ins, regs)
             if hit is not None:
                 counts[hit] += 1
-        if ins.base in _ADDR_OPS or len(regs) > 1:  # with %SP alone, only address arithmetic matters
+        if len(regs) > 1:
             _update_local_registers(ins, regs)
+        elif ins.base in _ADDR_OPS and ("%SP" in ins.operands or ins.opcode.startswith("cvta.local")):
+            _update_local_registers(ins, regs)  # with %SP alone, only address arithmetic from it matters
     return _rows("ptx", counts)
