@@ -25,7 +25,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .errors import CutediffError
-from .events import Progress
+from .events import BisectRound, BisectStep, Progress
 from .events import noop as _noop
 from .metric import Metric
 from .probe import Probe, run_probe, select_kernels
@@ -333,16 +333,13 @@ def run_bisect(
             list(res.get("shims") or []),
             len(steps) + 1,
         )
-        progress(f"{shown(vs[i])}: {verdict} ({why})" + (" [cached build]" if res.get("from_cache") else ""))
+        progress(BisectStep(None, shown(vs[i]), verdict, why, bool(res.get("from_cache"))))
         return verdict
 
     def test_all(indices: list[int]) -> None:
         nonlocal rounds
         rounds += 1
-        progress(
-            f"round {rounds}: testing {', '.join(shown(vs[i]) for i in indices)} "
-            f"({_remaining(lo, hi)} versions still open)"
-        )
+        progress(BisectRound(None, rounds, tuple(shown(vs[i]) for i in indices), _remaining(lo, hi)))
         probes = {id(p): (i, p) for i in indices for p in [plan.probe(vs[i])]}
         if executor is None:
             for i, p in probes.values():

@@ -19,6 +19,8 @@ from .model.types import Side
 
 __all__ = [
     "AnalysisCached",
+    "BisectRound",
+    "BisectStep",
     "CellFinished",
     "CrosscheckStarted",
     "DslImporting",
@@ -150,6 +152,31 @@ class CellFinished(Event):
         if self.why is not None:
             return f"{what}: failed: {self.why}"
         return f"{what}: {self.seconds:.1f} s{' (cached build)' if self.from_cache else ''}"
+
+
+@dataclass(frozen=True)
+class BisectRound(Event):
+    """A bisect round starts: the versions it builds now, and how many are still undecided."""
+
+    round: int  # 1-based
+    versions: tuple[str, ...]
+    open: int
+
+    def text(self) -> str:
+        return f"round {self.round}: testing {', '.join(self.versions)} ({self.open} versions still open)"
+
+
+@dataclass(frozen=True)
+class BisectStep(Event):
+    """One bisect probe is judged: ``verdict`` is good, bad or skip, ``why`` the figure behind it."""
+
+    version: str
+    verdict: str
+    why: str
+    from_cache: bool = False
+
+    def text(self) -> str:
+        return f"{self.version}: {self.verdict} ({self.why})" + (" [cached build]" if self.from_cache else "")
 
 
 #: What a reporting core call takes: called with each event (or a plain line), from any thread.

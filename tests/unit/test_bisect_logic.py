@@ -170,3 +170,18 @@ def test_a_figure_a_version_lacks_makes_it_untestable():
         {"status": "ok", "kernels": [{"name": "Fwd", "figures": {"registers": 1}}]}, parse_metric("peak_gpr>100"), None
     )
     assert verdict == "untestable" and "needs peak_gpr" in why
+
+
+def test_progress_reports_typed_rounds_and_steps():
+    """The faces read the rounds and verdicts from the events' fields, not from the text."""
+    from cutediff_tui.core.events import BisectRound, BisectStep, render_event
+
+    table = {v: (176 if i >= 3 else 0) for i, v in enumerate(VS)}
+    events: list = []
+    res = run_bisect(_plan(VS), events.append, probe_fn=_prober(table, []))
+    rounds = [e for e in events if isinstance(e, BisectRound)]
+    steps = [e for e in events if isinstance(e, BisectStep)]
+    assert [r.round for r in rounds] == list(range(1, len(rounds) + 1)) and rounds[0].versions == (VS[0],)
+    assert len(steps) == res["builds"] and {s.verdict for s in steps} == {"good", "bad"}
+    assert render_event(steps[0]).startswith(f"{VS[0]}: good (")
+    assert render_event(rounds[0]) == f"round 1: testing {VS[0]} ({rounds[0].open} versions still open)"
