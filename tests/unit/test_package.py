@@ -202,3 +202,18 @@ def test_env_list_in_version_order(tmp_path, monkeypatch):
         spec = {"dsl": v, "pins": [], "cuda": "13"}
         (d / "env.json").write_text(json.dumps({"spec": spec, "key": v, "lock": ""}))
     assert [e.spec.dsl for e in list_envs()] == ["4.8.0.dev0", "4.8.0", "4.9.0", "4.10.0"]
+
+
+def test_third_party_sources_in_the_sample_ship_with_their_licences():
+    """Every package whose sources the bundled sample copies has its licence text beside it."""
+    from cutediff_tui.samples import bundled_sample_dir, sample_dirs
+
+    licences = sample_dirs()[0] / "licenses"
+    readme = (licences / "README.md").read_text()
+    copied = sorted(p.name for side in (bundled_sample_dir() / "src").iterdir() for p in side.iterdir())
+    assert copied == ["flash_attn", "quack"]
+    for folder, text in (("flash_attn", "flash-attn-4.LICENSE"), ("quack", "quack-kernels.LICENSE")):
+        assert f"`src/a/{folder}/`" in readme and text in readme
+        assert (licences / text).stat().st_size > 1000
+    assert "BSD 3-Clause" in (licences / "flash-attn-4.LICENSE").read_text()
+    assert "Apache License" in (licences / "quack-kernels.LICENSE").read_text()
