@@ -39,6 +39,11 @@ def figure_records(comparison: dict, figures: list[Figure] | None = None) -> lis
     label), figure (its registry name), label, unit and value (None when that side lacks it)."""
     figs = figures if figures is not None else figures_for("json")
     sides = comparison.get("sides") or {}
+    labels: dict[str, str] = {}
+    for s in ("a", "b"):
+        side = sides.get(s)
+        side = side if isinstance(side, dict) else {}
+        labels[s] = str(side.get("label") or side.get("dsl") or s.upper())
     rows: list[dict[str, Any]] = []
     for k in comparison.get("kernels") or []:
         if not isinstance(k, dict):
@@ -47,12 +52,11 @@ def figure_records(comparison: dict, figures: list[Figure] | None = None) -> lis
             if not any(fig.present(k.get(s)) for s in ("a", "b")):
                 continue
             for s in ("a", "b"):
-                side = sides.get(s) if isinstance(sides.get(s), dict) else {}
                 rows.append(
                     {
                         "kernel": str(k.get("name") or k.get("symbol") or ""),
                         "side": s,
-                        "toolchain": str(side.get("label") or side.get("dsl") or s.upper()),
+                        "toolchain": labels[s],
                         "figure": fig.name,
                         "label": fig.label,
                         "unit": fig.unit,
@@ -70,4 +74,3 @@ def render_csv(comparison: dict) -> str:
     for row in figure_records(comparison):
         w.writerow({k: _cell(v) for k, v in row.items()})
     return buf.getvalue()
-
