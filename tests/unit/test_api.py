@@ -106,7 +106,12 @@ def _sweep_doc() -> dict:
     cells.append(
         {"side": "4.6.0", "arch": "sm_103a", "axis": {"arch": "sm_103a", "hdim": 64}, "status": "failed", "why": "no"}
     )
-    return {"schema": "cutediff.sweep/1", "figure": "spill_store_bytes", "toolchains": ["4.5.1", "4.8.0"], "cells": cells}
+    return {
+        "schema": "cutediff.sweep/1",
+        "figure": "spill_store_bytes",
+        "toolchains": ["4.5.1", "4.8.0"],
+        "cells": cells,
+    }
 
 
 def test_sweep_results_load_as_records_and_grid(tmp_path):
@@ -148,7 +153,11 @@ def test_bisect_results_load(tmp_path):
     path = tmp_path / "bisect.json"
     path.write_text(json.dumps(doc))
     b = cutediff.load(path)
-    assert isinstance(b, cutediff.BisectResult) and (b.first_bad, b.last_good, b.candidates) == ("4.5.3", "4.5.2", ["4.5.3"])
+    assert isinstance(b, cutediff.BisectResult) and (b.first_bad, b.last_good, b.candidates) == (
+        "4.5.3",
+        "4.5.2",
+        ["4.5.3"],
+    )
     assert [r["verdict"] for r in b.records()] == ["good", "good", "bad"]
     with pytest.raises(cutediff.CutediffError, match="not a sweep result"):
         cutediff.load_sweep(path)
