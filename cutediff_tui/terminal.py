@@ -12,6 +12,7 @@ are not cut to 80 columns (``COLUMNS`` still wins); ``--color`` picks colour wit
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from rich.color import ColorSystem
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderableType
@@ -38,6 +39,14 @@ class SafeConsole(Console):
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+    def rule(self, title: Any = "", *, characters: str = "─", style: Any = "rule.line", align: Any = "center") -> None:
+        """A rule; into a pipe 100 columns wide rather than :data:`PIPED_WIDTH`."""
+        if self.size.width != PIPED_WIDTH:
+            return super().rule(title, characters=characters, style=style, align=align)
+        from rich.rule import Rule
+
+        self.print(Rule(title, characters=characters, style=style, align=align), width=100)
 
     def set_color(self, mode: str, *, no_color_env: bool = False) -> None:
         """``always``: colour even into a pipe; ``never``: no colour (bold and the like stay);

@@ -50,6 +50,7 @@ class CliState:
     quiet: bool = False
     verbose: bool = False
     color: str = "auto"
+    bars: Any = None  # the progress bars drawn on a terminal (cli.progress.ProgressBars)
 
 
 def state() -> CliState:
@@ -131,11 +132,14 @@ def side_error_lines(errors: list[str]) -> list[str]:
 def progress_printer(quiet: bool = False) -> Progress:
     """A :data:`~cutediff_tui.core.events.Progress` that prints each event as a dim line on stderr
     (nothing with ``-q``); on a terminal, bars with elapsed time and ETA (:mod:`.progress`)."""
-    quiet = quiet or state().quiet
+    st = state()
+    quiet = quiet or st.quiet
     if not quiet and err_console.is_terminal:
         from .progress import ProgressBars
 
-        return ProgressBars.start(err_console, click.get_current_context(silent=True))
+        if st.bars is None:  # one set of bars per invocation (Rich draws one live display at a time)
+            st.bars = ProgressBars.start(err_console, click.get_current_context(silent=True))
+        return st.bars
     lock = threading.Lock()
 
     def show(event: Event | str) -> None:
