@@ -13,7 +13,15 @@ import threading
 import click
 
 from .. import __version__
-from .common import CliState
+from .common import (
+    CliState,
+    color_option,
+    configure_consoles,
+    examples,
+    quiet_option,
+    refuse_flag_values,
+    verbose_option,
+)
 
 #: Command name -> "module:attribute" of its click command, relative to this package.
 COMMANDS: dict[str, str] = {
@@ -38,6 +46,11 @@ class LazyGroup(click.Group):
         super().__init__(*args, **kwargs)
         self.lazy_subcommands = dict(lazy_subcommands or {})
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.parent is None and not ctx.resilient_parsing:  # once, on the whole command line (not while completing)
+            refuse_flag_values(self, list(args))
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_subcommands})
 
@@ -59,9 +72,19 @@ class LazyGroup(click.Group):
     lazy_subcommands=COMMANDS,
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=examples(
+        "cutediff                                  # the TUI on the bundled sample",
+        "cutediff compare 4.5.1 4.8.0 --kernel fa4-fwd --arch sm_103a",
+        "cutediff report result/ -o report.md",
+        "cutediff check --result result/ --max-spill-bytes 0",
+        "cutediff COMMAND --help                   # each command's options and examples",
+    ),
 )
 @click.version_option(__version__, "--version", "-V", prog_name="cutediff", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
+@quiet_option
+@verbose_option
+@color_option
 @click.option("--max-file-mb", type=click.IntRange(min=1), default=None, help="Largest file read (decompressed).")
 @click.option("--max-kernels", type=click.IntRange(min=1), default=None, help="Most kernels accepted in a result.")
 @click.option("--max-string", type=click.IntRange(min=1), default=None, help="Longest string accepted in a result.")
@@ -75,7 +98,9 @@ def main(
     """
     from ..core.files import LIMITS
 
-    ctx.ensure_object(CliState).debug = debug
+    st = ctx.ensure_object(CliState)
+    st.debug = st.debug or debug
+    configure_consoles(st.color)  # NO_COLOR and --color, read afresh for this invocation
     if max_file_mb:
         LIMITS.file_bytes = max_file_mb * 1024 * 1024
     if max_kernels:

@@ -5,8 +5,6 @@ Registered in :data:`cutediff_tui.cli.COMMANDS`.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,19 @@ import click
 
 from ..core.errors import CutediffError
 from ..core.options import command_line, compare_options
-from .common import err_console, guarded, out_console, progress_printer, recipe_options
+from .common import (
+    complete_versions,
+    emit_json,
+    err_console,
+    examples,
+    guarded,
+    json_option,
+    kernel_filter_option,
+    out_console,
+    progress_printer,
+    recipe_options,
+    standard_options,
+)
 
 
 def _side_params(items: tuple[str, ...], flag: str) -> dict[str, str]:
@@ -27,9 +37,15 @@ def _side_params(items: tuple[str, ...], flag: str) -> dict[str, str]:
     return out
 
 
-@click.command()
-@click.argument("a")
-@click.argument("b")
+@click.command(
+    epilog=examples(
+        "cutediff bench 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --with quack-kernels==0.4.1 --kernel fa4-fwdbwd",
+        "cutediff bench 4.8.0 4.8.0 --kernel samples/recipes/local_array.py --a-param dynamic=false --b-param dynamic=true --profile",
+        "cutediff bench 4.5.1 4.8.0 --kernel fa4-fwd --into result/ --json bench.json",
+    )
+)
+@click.argument("a", shell_complete=complete_versions)
+@click.argument("b", shell_complete=complete_versions)
 @recipe_options
 @click.option("--a-param", "a_params", multiple=True, help="Parameter for side A only, NAME=VALUE.")
 @click.option("--b-param", "b_params", multiple=True, help="Parameter for side B only, NAME=VALUE.")
@@ -43,17 +59,17 @@ def _side_params(items: tuple[str, ...], flag: str) -> dict[str, str]:
 @click.option("--tolerance", type=float, default=0.01, show_default=True, help="Relative change counted as SAME.")
 @click.option("--no-kernels", is_flag=True, help="Skip the per-kernel times (CUPTI through torch.profiler).")
 @click.option("--profile", is_flag=True, help="Nsight Compute on both sides: spill traffic, occupancy, stalls.")
-@click.option("--kernel-filter", default=None, help="Regular expression: profile only these kernels (--profile).")
+@kernel_filter_option("Regular expression: profile only these kernels (--profile).")
 @click.option("--profile-dir", type=click.Path(path_type=Path), default=None, help="Keep ncu's CSV outputs here.")
 @click.option("--scheduler", default=None, help="Run on a Dask worker with a GPU: tcp://HOST:8786.")
-@click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
+@json_option()
 @click.option(
     "--into",
     type=click.Path(path_type=Path),
     default=None,
     help="Attach the result to a saved comparison (its reports then show the bench).",
 )
-@click.option("--quiet", "-q", is_flag=True)
+@standard_options
 @guarded
 def bench(a: str, b: str, **kw: Any) -> None:
     """Time both toolchains on one GPU, interleaved: per call and per kernel, with medians, a B/A
@@ -81,7 +97,7 @@ def bench(a: str, b: str, **kw: Any) -> None:
         profile_dir=kw["profile_dir"],
         local=kw["scheduler"] is None,
     )
-    progress = progress_printer(kw["quiet"])
+    progress = progress_printer()
     result = run_planned(plan, progress, scheduler=kw["scheduler"], wheelhouse=kw.get("wheelhouse"))
     result["command"] = command_line()
     if kw["into"] is not None:
@@ -89,12 +105,8 @@ def bench(a: str, b: str, **kw: Any) -> None:
 
         attach_bench(kw["into"], result)
         progress(f"attached the bench to {kw['into']}")
-    json_out = kw["json_out"]
-    if json_out == "-":
-        sys.stdout.write(json.dumps(result, indent=1) + "\n")
+    if not emit_json(result, kw["json_out"], progress):
         return
-    if json_out:
-        Path(json_out).write_text(json.dumps(result, indent=1) + "\n")
     for renderable in bench_tables(result):
         out_console.print(renderable)
     prof = result.get("profile") or {}

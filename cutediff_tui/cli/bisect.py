@@ -15,13 +15,18 @@ from ..core.errors import CutediffError
 from ..core.options import compare_options
 from .common import (
     compare_command,
+    complete_versions,
     emit_json,
+    examples,
     guarded,
+    json_option,
+    kernel_filter_option,
     needs_line,
     open_bisect,
     out_console,
     progress_printer,
     recipe_options,
+    standard_options,
 )
 
 _BISECT_VALUE_OPTS = {
@@ -37,16 +42,32 @@ _BISECT_VALUE_OPTS = {
     "-j",
     "--scheduler",
 }
-_BISECT_FLAGS = {"--include-pre", "--tui", "-q", "--quiet"}
+_BISECT_FLAGS = {"--include-pre", "--tui"}
 
 
 # ---------------------------------------------------------------- bisect
 
 
-@click.command()
-@click.argument("toolchain", required=False)
-@click.option("--good", required=True, help="A version (or, with --over git:PATH, a commit) where the metric is false.")
-@click.option("--bad", required=True, help="A later version (or commit) where the metric is true.")
+@click.command(
+    epilog=examples(
+        "cutediff bisect --good 4.5.1 --bad 4.8.0 --kernel fa4-fwd --arch sm_103a --metric 'spill_store_bytes>0'",
+        "cutediff bisect --good 4.5.1 --bad 4.8.0 --metric 'registers>168' --kernel-filter Forward -j 3 --json -",
+        "cutediff bisect 4.8.0 --over flash-attn-4 --good 4.0.0b10 --bad 4.0.0b16 --metric 'STL>0'",
+    )
+)
+@click.argument("toolchain", required=False, shell_complete=complete_versions)
+@click.option(
+    "--good",
+    required=True,
+    shell_complete=complete_versions,
+    help="A version (or, with --over git:PATH, a commit) where the metric is false.",
+)
+@click.option(
+    "--bad",
+    required=True,
+    shell_complete=complete_versions,
+    help="A later version (or commit) where the metric is true.",
+)
 @click.option(
     "--over",
     default=None,
@@ -72,7 +93,7 @@ _BISECT_FLAGS = {"--include-pre", "--tui", "-q", "--quiet"}
 @click.option(
     "--metric", required=True, help="When a version is bad, e.g. 'spill_store_bytes>0' or 'registers>168 or STL>0'."
 )
-@click.option("--kernel-filter", default=None, help="Regular expression: judge only these kernels (name or symbol).")
+@kernel_filter_option("Regular expression: judge only these kernels (name or symbol).")
 @click.option(
     "--versions",
     "versions_file",
@@ -81,11 +102,11 @@ _BISECT_FLAGS = {"--include-pre", "--tui", "-q", "--quiet"}
     help="Bisect the versions listed in this file (one per line) instead of asking the package index.",
 )
 @click.option("--include-pre", is_flag=True, help="Also try pre-release and dev versions.")
-@click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
+@json_option()
 @click.option(
     "--tui", is_flag=True, help="Then compare the last good with the first bad version (with line info) in the TUI."
 )
-@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@standard_options
 @guarded
 def bisect(
     toolchain: str | None,
@@ -101,7 +122,6 @@ def bisect(
     include_pre: bool,
     json_out: str | None,
     tui: bool,
-    quiet: bool,
     **kw: Any,
 ) -> None:
     """Find the first published DSL version where METRIC turns true for the recipe's kernels.
@@ -163,7 +183,7 @@ def bisect(
     else:
         listed = published_versions(offline=opts.wheelhouse is not None)
         versions = candidate_versions(good, bad, listed, include_pre=include_pre)
-    progress = progress_printer(quiet)
+    progress = progress_printer()
     spec = opts.specs[0]
     base = Probe(
         side=toolchain or good,

@@ -2,30 +2,27 @@
 
 from __future__ import annotations
 
-import json
-import sys
-
 import click
 from rich.markup import escape
 
-from .common import err_console, guarded, out_console
+from .common import emit_json, err_console, examples, guarded, json_option, out_console, standard_options
 
 
-@click.group()
+@click.group(epilog=examples("cutediff cache info", "cutediff cache clear", "cutediff cache clear --all"))
 def cache() -> None:
     """The build cache."""
 
 
-@cache.command("info")
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (bytes exact).")
+@cache.command("info", epilog=examples("cutediff cache info", "cutediff cache info --json -"))
+@json_option("Write the figures as JSON (bytes exact) to PATH, or - for stdout.")
+@standard_options
 @guarded
-def cache_info_cmd(as_json: bool) -> None:
-    """Entries and disk use of every area of the cache."""
+def cache_info_cmd(json_out: str | None) -> None:
+    """Entries and disk use of every area of the cache (human-readable sizes)."""
     from ..core.cache_admin import cache_info
 
     info = cache_info()
-    if as_json:
-        sys.stdout.write(json.dumps(info, indent=1) + "\n")
+    if not emit_json(info, json_out):
         return
     out_console.print(f"cache {info['root']}" + ("" if info["marked"] else " (no cutediff tag yet)"))
     for name, a in info["areas"].items():
@@ -33,8 +30,9 @@ def cache_info_cmd(as_json: bool) -> None:
     out_console.print(f"  {'total':13} {'':6} {'':20} {info['total']:>10}")
 
 
-@cache.command("clear")
+@cache.command("clear", epilog=examples("cutediff cache clear", "cutediff cache clear --all"))
 @click.option("--all", "all_", is_flag=True, help="Environments, tools and sources too, not only builds.")
+@standard_options
 @guarded
 def cache_clear_cmd(all_: bool) -> None:
     """Remove the cache entries cutediff made (builds, disassembly, imports, comparisons)."""

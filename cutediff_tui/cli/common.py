@@ -43,9 +43,14 @@ class ExitCode(IntEnum):
 
 @dataclass
 class CliState:
-    """Per-invocation state, carried in click's context object (``ctx.obj``)."""
+    """Per-invocation state, carried in click's context object (``ctx.obj``): the shared flags
+    every command takes (:func:`standard_options`)."""
 
     debug: bool = False
+    quiet: bool = False
+    verbose: bool = False
+    color: str = "auto"
+    bars: Any = None  # the progress bars drawn on a terminal (cli.progress.ProgressBars)
 
 
 def state() -> CliState:
@@ -125,7 +130,16 @@ def side_error_lines(errors: list[str]) -> list[str]:
 
 
 def progress_printer(quiet: bool = False) -> Progress:
-    """A :data:`~cutediff_tui.core.events.Progress` that prints each event as a dim line on stderr."""
+    """A :data:`~cutediff_tui.core.events.Progress` that prints each event as a dim line on stderr
+    (nothing with ``-q``); on a terminal, bars with elapsed time and ETA (:mod:`.progress`)."""
+    st = state()
+    quiet = quiet or st.quiet
+    if not quiet and err_console.is_terminal:
+        from .progress import ProgressBars
+
+        if st.bars is None:  # one set of bars per invocation (Rich draws one live display at a time)
+            st.bars = ProgressBars.start(err_console, click.get_current_context(silent=True))
+        return st.bars
     lock = threading.Lock()
 
     def show(event: Event | str) -> None:
@@ -137,17 +151,34 @@ def progress_printer(quiet: bool = False) -> Progress:
     return show
 
 
-def emit_json(result: dict, json_out: str | None, progress: Progress) -> bool:
-    """Write ``result`` as JSON to stdout (``-``) or a file; True when the tables should be printed
-    too (stdout is not taken by the JSON)."""
-    text = json.dumps(result, indent=1) + "\n"
+def emit_json(result: Any, json_out: str | None, progress: Progress | None = None, *, inputs: tuple = ()) -> bool:
+    """Write ``result`` as JSON to stdout (``-``) or a file (atomically, never over an input);
+    True when the tables should be printed too (stdout is not taken by the JSON)."""
+    return emit_text(json.dumps(result, indent=1) + "\n", json_out, progress, inputs=inputs)
+
+
+def emit_text(text: str, json_out: str | None, progress: Progress | None = None, *, inputs: tuple = ()) -> bool:
+    """:func:`emit_json` for text that is JSON already."""
     if json_out == "-":
         sys.stdout.write(text)
+        sys.stdout.flush()
         return False
     if json_out:
-        Path(json_out).write_text(text)
-        progress(f"wrote {json_out}")
+        write_output(Path(json_out), text, inputs=inputs, option="--json")
+        (progress or progress_printer())(wrote(json_out))
     return True
+
+
+def wrote(path: str | Path, what: str = "") -> str:
+    """``wrote report.md (12.3 KB, md)``: a progress line naming a file written and its size."""
+    from ..core.cache_admin import human_size
+
+    try:
+        size = human_size(Path(path).stat().st_size)
+    except OSError:
+        size = ""
+    extra = ", ".join(x for x in (size, what) if x)
+    return f"wrote {path}" + (f" ({extra})" if extra else "")
 
 
 # Options of report/check that `cutediff compare` does not have (left out of the repro command).
@@ -203,9 +234,17 @@ def open_comparison(comparison: dict, source: Path | None = None) -> None:
     """Show a comparison in the TUI (returns when the app quits)."""
     from ..ui.app import CutediffApp
 
+    stop_progress()
     app = CutediffApp(comparison) if source is None else CutediffApp(comparison, source=source)
     app.run()
     exit_with(app)
+
+
+def stop_progress() -> None:
+    """Stop any progress bars still drawn (before a TUI takes the terminal)."""
+    from .progress import stop_all
+
+    stop_all()
 
 
 def open_bisect(result: dict, progress: Progress) -> None:
@@ -229,14 +268,21 @@ def recipe_options(func: F) -> F:
             "kernel",
             default="fa4-fwd",
             show_default=True,
+            shell_complete=complete_recipes,
             help="Recipe to compile (cutediff recipes lists them).",
         ),
         click.option(
             "--arch",
             default=None,
+            shell_complete=complete_archs,
             help="Target arch, e.g. sm_90a, sm_100a, sm_103a, sm_120a (default: local GPU, else sm_100a).",
         ),
-        click.option("--gpu", default=None, help="Target GPU profile (h100, h200, b200, b300, …): arch plus SM count."),
+        click.option(
+            "--gpu",
+            default=None,
+            shell_complete=complete_gpus,
+            help="Target GPU profile (h100, h200, b200, b300, …): arch plus SM count.",
+        ),
         click.option("--num-sms", type=int, default=None, help="SM count that persistent kernels see while compiling."),
         click.option(
             "--with", "with_", multiple=True, help="Pin shared by both sides (NAME==VERSION or a source folder)."
@@ -279,7 +325,6 @@ def recipe_options(func: F) -> F:
             default=None,
             help="Build environments offline from this folder.",
         ),
-        click.option("--debug", is_flag=True, help="Show tracebacks."),
     ]
     for o in reversed(opts):
         func = o(func)
@@ -293,3 +338,259 @@ def needs_line(versions: list[str], progress: Progress) -> None:
     needs = [(v, n) for v in versions if (n := version_needs(v))]
     if needs:
         progress("versions that need more here: " + "; ".join(f"{v} ({n})" for v, n in needs))
+
+
+# ---------------------------------------------------------------- shared flags: one meaning each
+
+
+def _set_state(field_name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        st = ctx.ensure_object(CliState)
+        if value not in (None, False) and getattr(st, field_name) != value:
+            setattr(st, field_name, value)
+            if field_name == "verbose":
+                start_verbose(ctx)
+            if field_name == "color":
+                configure_consoles(value)
+                ctx.find_root().call_on_close(configure_consoles)
+        return value
+
+    return callback
+
+
+def quiet_option(func: F) -> F:
+    """``-q/--quiet``: no progress on stderr (results and errors are still printed)."""
+    return click.option(
+        "-q", "--quiet", is_flag=True, expose_value=False, callback=_set_state("quiet"), help="No progress on stderr."
+    )(func)
+
+
+def verbose_option(func: F) -> F:
+    """``-v/--verbose``: also print the commands run and the cache decisions (stderr)."""
+    return click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_state("verbose"),
+        help="Also print the commands run and the cache decisions (on stderr).",
+    )(func)
+
+
+def color_option(func: F) -> F:
+    """``--color auto|always|never`` (``NO_COLOR`` set: never, unless --color always)."""
+    return click.option(
+        "--color",
+        type=click.Choice(["auto", "always", "never"]),
+        default=None,
+        expose_value=False,
+        callback=_set_state("color"),
+        help="Colour output: auto (a terminal, and NO_COLOR unset), always or never.",
+    )(func)
+
+
+def debug_option(func: F) -> F:
+    """``--debug``: tracebacks instead of one sentence."""
+    return click.option(
+        "--debug", is_flag=True, expose_value=False, callback=_set_state("debug"), help="Show tracebacks."
+    )(func)
+
+
+def standard_options(func: F) -> F:
+    """The flags every command takes, with one meaning everywhere: ``-q``, ``-v``, ``--color``,
+    ``--debug`` (kept in :class:`CliState`, not passed to the command function)."""
+    for o in (debug_option, color_option, verbose_option, quiet_option):
+        func = o(func)
+    return func
+
+
+def json_option(help: str = "Write the result as JSON to PATH, or - for stdout.") -> Callable[[F], F]:
+    """``--json PATH|-``: JSON to a file, or to stdout with ``-`` (then no tables on stdout)."""
+    return click.option("--json", "json_out", default=None, metavar="PATH|-", help=help)
+
+
+def output_option(help: str = "Write to FILE instead of stdout.") -> Callable[[F], F]:
+    """``-o/--output FILE``: the command's main output goes to FILE (default: stdout)."""
+    return click.option("-o", "--output", type=click.Path(path_type=Path), default=None, metavar="FILE", help=help)
+
+
+def _check_regex(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None:
+        from ..core.probe import check_kernel_filter
+
+        try:
+            check_kernel_filter(value)
+        except CutediffError as exc:
+            fail(exc.sentence())
+    return value
+
+
+def kernel_filter_option(
+    help: str = "Regular expression: only kernels whose name or symbol matches.",
+) -> Callable[[F], F]:
+    """``--kernel-filter REGEX``: only the kernels whose name or symbol matches (checked at once)."""
+    return click.option("--kernel-filter", default=None, metavar="REGEX", callback=_check_regex, help=help)
+
+
+def examples(*lines: str) -> str:
+    """A click epilog listing example command lines, kept as written (``\\b``)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+# ---------------------------------------------------------------- values that look like flags
+
+_FLAG_LIKE = re.compile(r"^--?[A-Za-z]")
+
+
+def takes_value(param: click.Parameter) -> bool:
+    return isinstance(param, click.Option) and not param.is_flag and not param.count
+
+
+def refuse_flag_values(command: click.Command, args: list[str], prefix: str = "cutediff") -> None:
+    """Refuse ``--json --allow-arch-mismatch``: an option that takes a value followed by what looks
+    like another option. Click would take that as the value (and write a file named
+    ``--allow-arch-mismatch``); here it ends in one sentence. ``-`` and negative numbers are
+    values; ``--opt=--x`` and anything after ``--`` are taken as written. Recurses into the
+    subcommand of a group."""
+    opts = {name: p for p in command.params if takes_value(p) for name in p.opts}  # type: ignore[attr-defined]
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if tok == "--":
+            return
+        if tok in opts:
+            nxt = args[i + 1] if i + 1 < len(args) else None
+            param = opts[tok]
+            what = param.metavar or (param.type.name.upper() if param.type else "VALUE")
+            if nxt is None and not param.is_bool_flag and param.nargs == 1:  # type: ignore[attr-defined]
+                fail(f"{prefix}: {tok} needs a value ({what}) and none follows it. Write it as {tok} {what}.")
+            if nxt is not None and _FLAG_LIKE.match(nxt):
+                fail(
+                    f"{prefix}: {tok} needs a value ({what}), and the next argument {nxt!r} is an option. "
+                    f"Give the value right after {tok}, or write {tok}={nxt} if that really is the value."
+                )
+            i += 2
+            continue
+        if isinstance(command, click.Group) and not tok.startswith("-"):
+            sub = command.get_command(click.Context(command), tok)
+            if sub is not None:
+                refuse_flag_values(sub, args[i + 1 :], f"{prefix} {tok}")
+            return
+        i += 1
+
+
+# ---------------------------------------------------------------- consoles: colour and width
+
+
+def configure_consoles(color: str | None = None) -> None:
+    """Apply ``--color`` (and ``NO_COLOR``) to both consoles: ``always`` colours even into a pipe,
+    ``never`` never does, ``auto`` only on a terminal without ``NO_COLOR``."""
+    import os
+
+    for console in (out_console, err_console):
+        console.set_color(color or "auto", no_color_env=bool(os.environ.get("NO_COLOR")))
+
+
+# ---------------------------------------------------------------- -v: commands run, cache decisions
+
+_VERBOSE: list[Any] = []  # the live sink while a -v invocation runs (the audit hook is process-wide)
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "subprocess.Popen" and _VERBOSE:
+        argv = args[1] if len(args) > 1 else args
+        if isinstance(argv, (list, tuple)):
+            line = shlex.join(str(a) for a in argv)
+        else:
+            line = str(argv)
+        _VERBOSE[-1](f"run: {line}")
+
+
+_HOOKED: list[bool] = []
+
+
+def start_verbose(ctx: click.Context | None) -> None:
+    """Print the commands this process runs (through a ``subprocess.Popen`` audit hook, so that
+    every tool, compile worker and ``uv`` call is covered) and the cache decisions of
+    :mod:`cutediff_tui.core.trace`, as dim lines on stderr, until the command ends."""
+    import logging
+
+    from ..core.trace import CACHE_LOG
+
+    def say(text: str) -> None:
+        err_console.print(f"[dim]· {escape(text)}[/]", soft_wrap=True, highlight=False)
+
+    class _Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            say("cache: " + record.getMessage())
+
+    handler = _Handler(logging.INFO)
+    CACHE_LOG.addHandler(handler)
+    CACHE_LOG.setLevel(logging.INFO)
+    _VERBOSE.append(say)
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED.append(True)
+
+    def stop() -> None:
+        CACHE_LOG.removeHandler(handler)
+        if say in _VERBOSE:
+            _VERBOSE.remove(say)
+
+    if ctx is not None:
+        ctx.find_root().call_on_close(stop)
+
+
+# ---------------------------------------------------------------- shell completion of values
+
+
+def complete_versions(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Published DSL versions, newest first, from the index list cutediff keeps in its cache
+    (the index is asked only when no list was kept yet; a TAB never waits on a dead network)."""
+    from click.shell_completion import CompletionItem
+
+    from ..core.toolchain import published_versions, version_key
+
+    if "," in incomplete:  # pins after the version: nothing to offer
+        return []
+    try:
+        versions = published_versions(offline=True) or published_versions()
+    except Exception:
+        return []
+    return [CompletionItem(v) for v in sorted(versions, key=version_key, reverse=True) if v.startswith(incomplete)]
+
+
+def complete_recipes(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Built-in recipe names; a path (``./``, ``/``, ``~``, ``.py``) completes as a file."""
+    from click.shell_completion import CompletionItem
+
+    from ..core.recipes import BUILTINS
+
+    if incomplete.startswith((".", "/", "~")) or "/" in incomplete or incomplete.endswith(".py"):
+        return [CompletionItem(incomplete, type="file")]
+    return [CompletionItem(n, help=r.summary) for n, r in sorted(BUILTINS.items()) if n.startswith(incomplete)]
+
+
+def complete_archs(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Target archs (``sm_90a`` …); after a comma (``--arch sm_90a,``) the next one of a list."""
+    from click.shell_completion import CompletionItem
+
+    from ..core.gpu import ARCH_DEFAULTS, PROFILES
+
+    head, _, tail = incomplete.rpartition(",")
+    archs = sorted({*ARCH_DEFAULTS, *(p.arch for p in PROFILES.values())})
+    return [CompletionItem(f"{head},{a}" if head else a) for a in archs if a.startswith(tail)]
+
+
+def complete_gpus(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """GPU profiles (``h100``, ``b200`` …) with their arch and SM count as help."""
+    from click.shell_completion import CompletionItem
+
+    from ..core.gpu import PROFILES
+
+    head, _, tail = incomplete.rpartition(",")
+    return [
+        CompletionItem(f"{head},{n}" if head else n, help=f"{p.arch}, {p.num_sms} SMs")
+        for n, p in sorted(PROFILES.items())
+        if n.startswith(tail)
+    ]

@@ -17,23 +17,32 @@ from ..core.events import Progress, render_event
 from ..core.options import CompareOptions, command_line, compare_options, given_params
 from .common import (
     ExitCode,
+    complete_versions,
     err_console,
-    exit_with,
+    examples,
     guarded,
+    json_option,
     open_comparison,
     out_console,
     progress_printer,
     recipe_options,
     side_error_lines,
+    standard_options,
     write_output,
 )
 
 
-@click.command()
-@click.argument("a")
-@click.argument("b")
+@click.command(
+    epilog=examples(
+        "cutediff compare 4.5.1 4.8.0 --kernel fa4-fwd --arch sm_103a --varlen --causal --hdim 128",
+        "cutediff compare 4.5.1 4.8.0 --kernel samples/recipes/elementwise_add.py --gpu h200 --json -",
+        "cutediff compare 4.8.0 4.8.0,quack-kernels==0.6.5 --kernel fa4-fwd --save result/ --tui",
+    )
+)
+@click.argument("a", shell_complete=complete_versions)
+@click.argument("b", shell_complete=complete_versions)
 @recipe_options
-@click.option("--json", "json_out", default=None, help="Write the comparison as JSON to PATH, or - for stdout.")
+@json_option("Write the comparison as JSON to PATH, or - for stdout.")
 @click.option(
     "--save", type=click.Path(path_type=Path), default=None, help="Save a self-contained result folder (opens offline)."
 )
@@ -50,9 +59,9 @@ from .common import (
 @click.option(
     "--watch", is_flag=True, help="Recompile and reprint when the recipe's source files change (Ctrl-C stops)."
 )
-@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@standard_options
 @guarded
-def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, quiet: bool, **kw: Any) -> None:
+def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, **kw: Any) -> None:
     """Compile a recipe under toolchains A and B (in parallel) and compare the kernels.
 
     A and B are DSL versions with optional pins, e.g. 4.5.1 or 4.8.0,quack-kernels==0.6.5.
@@ -62,7 +71,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
 
     opts = compare_options(a, b, kw)
     plan = plan_for(opts, kw)
-    progress = progress_printer(quiet)
+    progress = progress_printer()
     progress(
         f"compare {opts.specs[0].label} vs {opts.specs[1].label}: {opts.recipe.name} for {opts.profile.arch} ({opts.profile.name}, {opts.profile.num_sms} SMs)"
     )
@@ -192,17 +201,23 @@ def watch_compare(
             signal.signal(signal.SIGTERM, previous)
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "cutediff diff before.cubin after.cubin",
+        "cutediff diff dump-4.5.1/ dump-4.8.0/ --label-a 4.5.1 --label-b 4.8.0 --tui",
+        "cutediff diff a.sass b.sass --json diff.json",
+    )
+)
 @click.argument("path_a", type=click.Path(path_type=Path))
 @click.argument("path_b", type=click.Path(path_type=Path))
-@click.option("--json", "json_out", default=None, help="Write the comparison as JSON to PATH, or - for stdout.")
+@json_option("Write the comparison as JSON to PATH, or - for stdout.")
 @click.option(
     "--allow-arch-mismatch", is_flag=True, help="Compare cubins built for different GPU architectures (figures only)."
 )
 @click.option("--label-a", default=None, help="Name of side A in tables and reports (default: its file name).")
 @click.option("--label-b", default=None, help="Name of side B in tables and reports (default: its file name).")
 @click.option("--tui", is_flag=True, help="Open the result in the TUI.")
-@click.option("--debug", is_flag=True)
+@standard_options
 @guarded
 def diff(
     path_a: Path,
@@ -212,7 +227,6 @@ def diff(
     label_a: str | None,
     label_b: str | None,
     tui: bool,
-    debug: bool,
 ) -> None:
     """Analyse existing artifacts, no compile: per side a .cubin (any compiler; several kernels are
     split per function and paired by symbol), a .ptx, SASS text (.sass: nvdisasm, cuobjdump -sass,
@@ -233,10 +247,6 @@ def diff(
     write_or_print(comparison, json_out, inputs=(path_a, path_b))
     failed = print_side_errors(comparison)
     if tui and not failed:
-        from ..ui.app import CutediffApp
-
-        app = CutediffApp(comparison)
-        app.run()
-        exit_with(app)
+        open_comparison(comparison)
     if failed:
         sys.exit(ExitCode.ERROR)

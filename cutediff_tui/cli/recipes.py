@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
@@ -12,7 +10,7 @@ from rich.table import Table
 
 from ..core.errors import CutediffError
 from ..core.options import PARAM_KEYS
-from .common import err_console, guarded, out_console
+from .common import emit_json, err_console, examples, guarded, json_option, out_console, standard_options
 
 # ---------------------------------------------------------------- cutediff recipes
 
@@ -56,7 +54,7 @@ def sample_recipes() -> list[Path]:
     return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_")) if folder.is_dir() else []
 
 
-def show_recipes(refs: tuple[str, ...], as_json: bool) -> None:
+def show_recipes(refs: tuple[str, ...], json_out: str | None) -> None:
     """List built-in recipes and sample files (no REFs), or the recipes of the files/modules given."""
     from ..core.recipes import BUILTINS
     from ..core.recipes.refs import display, list_file
@@ -73,8 +71,7 @@ def show_recipes(refs: tuple[str, ...], as_json: bool) -> None:
                 listed += list_file(display(f))
             except CutediffError as exc:  # a broken sample is listed as such, not fatal
                 err.print(f"[yellow]warning:[/] {escape(exc.sentence())}", soft_wrap=True)
-    if as_json:
-        sys.stdout.write(json.dumps([r.to_json() for r in listed], indent=1) + "\n")
+    if not emit_json([r.to_json() for r in listed], json_out):
         return
     for r in listed:
         out.print(recipe_table(r))
@@ -87,11 +84,17 @@ def show_recipes(refs: tuple[str, ...], as_json: bool) -> None:
         )
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "cutediff recipes",
+        "cutediff recipes samples/recipes/elementwise_add.py",
+        "cutediff recipes my_kernels.recipes --json -",
+    )
+)
 @click.argument("refs", nargs=-1)
-@click.option("--json", "as_json", is_flag=True, help="Print them as JSON.")
-@click.option("--debug", is_flag=True)
+@json_option("Write them as JSON to PATH, or - for stdout.")
+@standard_options
 @guarded
-def recipes(refs: tuple[str, ...], as_json: bool, debug: bool) -> None:
+def recipes(refs: tuple[str, ...], json_out: str | None) -> None:
     """List the recipes and their parameters: built-in ones and samples, or those of the files/modules given."""
-    show_recipes(refs, as_json)
+    show_recipes(refs, json_out)

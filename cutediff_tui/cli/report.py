@@ -6,6 +6,7 @@ Registered in :data:`cutediff_tui.cli.COMMANDS`.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
@@ -18,7 +19,25 @@ from rich.text import Text
 
 from ..core.errors import CutediffError
 from ..core.options import compare_options
-from .common import ExitCode, compare_command, err_console, guarded, out_console, progress_printer, recipe_options
+from .common import (
+    ExitCode,
+    compare_command,
+    complete_versions,
+    emit_text,
+    err_console,
+    examples,
+    fail,
+    guarded,
+    json_option,
+    kernel_filter_option,
+    out_console,
+    output_option,
+    progress_printer,
+    recipe_options,
+    standard_options,
+    state,
+    wrote,
+)
 
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d*|\.post\d+|\.dev\d+)*(,|$)")
 
@@ -32,7 +51,7 @@ def _crosscheck_options(func):
             click.option(
                 "--allow-ptx-rewrite", is_flag=True, help="Rewrite PTX .version down for an older ptxas (labelled)."
             ),
-            click.option("--quiet", "-q", is_flag=True, help="No progress on stderr."),
+            standard_options,
         ]
     ):
         func = o(func)
@@ -86,6 +105,9 @@ def _save_json(comparison: dict, path: str, inputs: tuple = (), keep_paths: bool
     from ..core.locking import atomic_write
     from ..core.report.jsonout import render_json
 
+    if path == "-":
+        emit_text(render_json(comparison, validate=False, keep_paths=keep_paths), "-")
+        return
     check_output(Path(path), inputs=inputs, force=True, option="--json")
     atomic_write(Path(path), render_json(comparison, validate=False, keep_paths=keep_paths))
 
@@ -110,20 +132,24 @@ def _write_safely(comparison: dict, path: Path, fmt: str | None, inputs, force: 
 # ---------------------------------------------------------------- report
 
 
-@click.command()
-@click.argument("args", nargs=-1, required=True, metavar="RESULT | A B")
+@click.command(
+    epilog=examples(
+        "cutediff report my-result/ -o report.md",
+        "cutediff report comparison.json --format csv -o figures.csv",
+        "cutediff report 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --arch sm_103a -o report.html",
+    )
+)
+@click.argument("args", nargs=-1, required=True, metavar="RESULT | A B", shell_complete=complete_versions)
 @recipe_options
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["md", "html", "json"]),
+    type=click.Choice(["md", "html", "json", "csv"]),
     default=None,
-    help="Report format (default: from the -o suffix, else md).",
+    help="Report format; csv: one row per kernel × side × figure (default: from the -o suffix, else md).",
 )
-@click.option(
-    "-o", "--output", type=click.Path(path_type=Path), default=None, help="Write the report to FILE (default: stdout)."
-)
-@click.option("--json", "json_out", default=None, help="Also save the comparison as JSON to PATH.")
+@output_option("Write the report to FILE (default: stdout).")
+@json_option("Also save the comparison as JSON to PATH, or - for stdout (then the report needs -o).")
 @click.option("--force", is_flag=True, help="Replace an existing output file.")
 @click.option("--keep-paths", is_flag=True, help="Keep home folders and user names in a JSON report.")
 @_crosscheck_options
@@ -135,24 +161,25 @@ def report(
     json_out: str | None,
     force: bool,
     keep_paths: bool,
-    quiet: bool,
     **kw: Any,
 ) -> None:
-    """Write a report of a comparison: Markdown for a GitHub issue, self-contained HTML, or JSON.
+    """Write a report of a comparison: Markdown for a GitHub issue, self-contained HTML, JSON, or
+    CSV (the figures, one row per kernel × side × figure).
 
     RESULT is a comparison.json (or the folder holding one); A B are two toolchains, as for
     cutediff compare (then both sides are compiled), or two artifact folders, as for cutediff diff.
-
-    \b
-    cutediff report my-result/ -o report.md
-    cutediff report 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --arch sm_103a -o report.html
     """
     from ..core.files import check_output
     from ..core.report import format_for_path, render
 
+    quiet = state().quiet
+    if json_out == "-" and output is None:
+        fail(
+            "--json - and the report both want stdout. Write the report to a file with -o FILE, or the JSON with --json PATH."
+        )
     inputs = _inputs(args)
     for out in (output, json_out):  # refused before any compile
-        if out:
+        if out and out != "-":
             check_output(Path(out), inputs=inputs, force=force, option="-o" if out is output else "--json")
     comparison = obtain_comparison(args, kw, quiet, compare_command(sys.argv[1:], "report"))
     fmt = fmt or format_for_path(output)
@@ -162,7 +189,7 @@ def report(
         sys.stdout.write(render(comparison, fmt, keep_paths=keep_paths))
     else:
         _write_safely(comparison, output, fmt, inputs, True, keep_paths, "-o")
-        progress_printer(quiet)(f"wrote {output} ({fmt})")
+        progress_printer(quiet)(wrote(output, fmt))
     errors = _side_errors(comparison)
     for err in errors:
         err_console.print(f"[bold red]error:[/] {escape(err)}", soft_wrap=True, markup=True, highlight=False)
@@ -181,8 +208,14 @@ _STATUS_STYLE = {
 }
 
 
-@click.command()
-@click.argument("sides", nargs=-1, metavar="A B")
+@click.command(
+    epilog=examples(
+        "cutediff check 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --max-spill-bytes 0",
+        "cutediff check --result comparison.json --max-register-delta 8 --junit check.xml",
+        "cutediff check --result result/ --max peak_gpr=200 --kernel-filter Forward --json -",
+    )
+)
+@click.argument("sides", nargs=-1, metavar="A B", shell_complete=complete_versions)
 @recipe_options
 @click.option(
     "--result",
@@ -210,7 +243,7 @@ _STATUS_STYLE = {
     metavar="PCT",
     help="Most percent B may be slower than A per bench shape (when the comparison has bench timings).",
 )
-@click.option("--kernel-filter", default=None, metavar="REGEX", help="Check only kernels whose name or symbol matches.")
+@kernel_filter_option("Check only kernels whose name or symbol matches.")
 @click.option(
     "--max",
     "max_figures",
@@ -228,7 +261,7 @@ _STATUS_STYLE = {
 @click.option(
     "--junit", type=click.Path(path_type=Path), default=None, help="Write JUnit XML (one testcase per kernel × limit)."
 )
-@click.option("--json", "json_out", default=None, help="Also save the comparison as JSON to PATH.")
+@json_option("Also save the comparison as JSON to PATH, or - for stdout (the check lines then go to stderr).")
 @click.option(
     "--report",
     "report_out",
@@ -259,29 +292,26 @@ def check(
     report_out: Path | None,
     force: bool,
     allow_missing: bool,
-    quiet: bool,
     **kw: Any,
 ) -> None:
     """Gate CI on a comparison: exit 0 within the limits, 1 when one broke, 2 on an error.
 
     Compiles A and B as cutediff compare does, or reads --result. Limits apply per kernel to side B
     (spill bytes) or to B − A (registers, stack); --max-slowdown uses bench timings when present.
-
-    \b
-    cutediff check 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --max-spill-bytes 0
-    cutediff check --result comparison.json --max-register-delta 8 --junit check.xml
+    Under GitHub Actions (GITHUB_ACTIONS=true) each broken limit is also an ::error annotation.
     """
     from ..core.files import check_output
     from ..core.report import CheckOutcome, CheckResult, Limits, check_comparison, junit_xml
     from ..core.report.check import figure_limit
 
     inputs = _inputs(None, result)
+    quiet = state().quiet
     for out, opt, must_be_new in (
         (report_out, "--report", True),
         (json_out, "--json", False),
         (junit, "--junit", False),
     ):
-        if out:
+        if out and out != "-":
             check_output(Path(out), inputs=inputs, force=force or not must_be_new, option=opt)
     try:
         limits = Limits(
@@ -321,12 +351,15 @@ def check(
         _write_safely(comparison, report_out, None, inputs, True, True, "--report")
     if junit is not None:
         junit.write_text(junit_xml(res))
+    lines = err_console if json_out == "-" else out_console  # stdout holds only the JSON then
     for o in res.outcomes:
         if o.status == "error":
             continue
         tag, style = _STATUS_STYLE.get(o.status, (o.status, ""))
         line = Text.assemble((tag, style), " ", (o.kernel, "bold"), f" {o.limit}: {o.message}")
-        out_console.print(line, soft_wrap=True, highlight=False)
+        lines.print(line, soft_wrap=True, highlight=False)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        annotate(res, sys.stderr if json_out == "-" else sys.stdout)
     for note in res.notes:
         err_console.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
     if res.exit_code == 2:
@@ -338,7 +371,26 @@ def check(
                 highlight=False,
             )
         sys.exit(ExitCode.ERROR)
-    out_console.print(
+    lines.print(
         Text(res.summary(), style="bold red" if res.exit_code else "bold green"), soft_wrap=True, highlight=False
     )
     sys.exit(ExitCode(res.exit_code))
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotate(res, stream) -> None:
+    """GitHub Actions workflow commands: one ``::error`` per broken limit or check that could not
+    run, so that each shows on the run's summary and the pull request."""
+    for o in res.outcomes:
+        if o.status not in ("fail", "error"):
+            continue
+        title = _escape_property(f"cutediff check: {o.kernel} {o.limit}")
+        stream.write(f"::error title={title}::{_escape_data(o.message)}\n")
+    stream.flush()

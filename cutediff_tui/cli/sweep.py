@@ -12,16 +12,59 @@ from rich.text import Text
 
 from ..core.errors import CutediffError
 from ..core.options import command_line
-from .common import ExitCode, emit_json, err_console, exit_with, guarded, needs_line, out_console, progress_printer
+from .common import (
+    ExitCode,
+    complete_archs,
+    complete_gpus,
+    complete_recipes,
+    complete_versions,
+    emit_json,
+    err_console,
+    examples,
+    exit_with,
+    guarded,
+    json_option,
+    kernel_filter_option,
+    needs_line,
+    out_console,
+    progress_printer,
+    standard_options,
+    stop_progress,
+    wrote,
+)
 
 # ---------------------------------------------------------------- sweep
 
 
-@click.command()
-@click.argument("toolchains", nargs=-1, required=True)
-@click.option("--kernel", default="fa4-fwd", show_default=True, help="Recipe to compile (cutediff recipes lists them).")
-@click.option("--arch", "archs", multiple=True, help="Target arch(s): sm_90a,sm_100a (comma list or repeated).")
-@click.option("--gpu", "gpus", multiple=True, help="Target GPU profile(s): h100,b200 (comma list or repeated).")
+@click.command(
+    epilog=examples(
+        "cutediff sweep 4.5.1 4.5.3 4.8.0 --kernel fa4-fwd --arch sm_100a,sm_103a --param hdim=64,128 --html sweep.html",
+        "cutediff sweep 4.5.1 4.8.0 --kernel samples/recipes/elementwise_add.py --gpu h100,b200 --figure registers",
+        "cutediff sweep 4.5.1 4.8.0 --kernel fa4-fwd --executor dask --scheduler tcp://10.0.0.5:8786 --json sweep.json",
+    )
+)
+@click.argument("toolchains", nargs=-1, required=True, shell_complete=complete_versions)
+@click.option(
+    "--kernel",
+    default="fa4-fwd",
+    show_default=True,
+    shell_complete=complete_recipes,
+    help="Recipe to compile (cutediff recipes lists them).",
+)
+@click.option(
+    "--arch",
+    "archs",
+    multiple=True,
+    shell_complete=complete_archs,
+    help="Target arch(s): sm_90a,sm_100a (comma list or repeated).",
+)
+@click.option(
+    "--gpu",
+    "gpus",
+    multiple=True,
+    shell_complete=complete_gpus,
+    help="Target GPU profile(s): h100,b200 (comma list or repeated).",
+)
 @click.option("--num-sms", type=int, default=None, help="SM count persistent kernels see while compiling.")
 @click.option(
     "--param",
@@ -38,9 +81,7 @@ from .common import ExitCode, emit_json, err_console, exit_with, guarded, needs_
     show_default=True,
     help="Figure to summarise: spill_store_bytes, registers, stack_bytes, UTCHMMA, mufu, or an expression.",
 )
-@click.option(
-    "--kernel-filter", default=None, help="Regular expression: summarise only these kernels (the largest value wins)."
-)
+@kernel_filter_option("Regular expression: summarise only these kernels (the largest value wins).")
 @click.option(
     "--executor",
     type=click.Choice(["local", "dask"]),
@@ -68,13 +109,12 @@ from .common import ExitCode, emit_json, err_console, exit_with, guarded, needs_
 @click.option("--timeout", type=float, default=1800, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Compile every cell again.")
 @click.option("--fresh", is_flag=True, help="Ignore cells a stopped run of this sweep finished.")
-@click.option("--json", "json_out", default=None, help="Write the result as JSON to PATH, or - for stdout.")
+@json_option()
 @click.option(
     "--html", "html_out", type=click.Path(path_type=Path), default=None, help="Write the heatmap as one HTML file."
 )
 @click.option("--tui", is_flag=True, help="Show the heatmap in the TUI.")
-@click.option("--quiet", "-q", is_flag=True)
-@click.option("--debug", is_flag=True)
+@standard_options
 @guarded
 def sweep(
     toolchains: tuple[str, ...],
@@ -97,8 +137,6 @@ def sweep(
     json_out: str | None,
     html_out: Path | None,
     tui: bool,
-    quiet: bool,
-    debug: bool,
 ) -> None:
     """Build a recipe for every TOOLCHAIN × arch × swept parameter and summarise one figure as a heatmap.
 
@@ -128,7 +166,7 @@ def sweep(
         kernel_filter=kernel_filter,
     )
     plan.command = command_line()
-    progress = progress_printer(quiet)
+    progress = progress_printer()
     needs_line([t.split(",")[0].strip() for t in toolchains], progress)
     try:
         with make_executor(executor or ("dask" if scheduler else "local"), jobs=jobs, address=scheduler) as ex:
@@ -153,6 +191,7 @@ def sweep(
     if tui:
         from ..ui.screens.sweep import SweepApp
 
+        stop_progress()
         app = SweepApp(result)
         app.run()
         exit_with(app)
@@ -241,7 +280,7 @@ def emit_sweep(result: dict, json_out: str | None, html_out: Path | None, progre
         from ..core.report.sweep_html import sweep_html
 
         Path(html_out).write_text(sweep_html(result))
-        progress(f"wrote {html_out}")
+        progress(wrote(html_out))
     if emit_json(result, json_out, progress):
         out_console.print(sweep_table(result))
     for c in result["cells"]:

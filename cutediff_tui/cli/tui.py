@@ -9,7 +9,16 @@ from pathlib import Path
 import click
 
 from ..core.errors import CutediffError
-from .common import exit_with, guarded, open_bisect, open_comparison, progress_printer
+from .common import (
+    examples,
+    exit_with,
+    guarded,
+    open_bisect,
+    open_comparison,
+    progress_printer,
+    standard_options,
+    stop_progress,
+)
 
 
 def open_tui(path: Path | None) -> None:
@@ -26,11 +35,14 @@ def open_tui(path: Path | None) -> None:
     go()
 
 
-@click.command("open")
+@click.command(
+    "open",
+    epilog=examples("cutediff open result/", "cutediff open comparison.json", "cutediff open sweep.json"),
+)
 @click.argument("result", type=click.Path(path_type=Path))
-@click.option("--debug", is_flag=True)
+@standard_options
 @guarded
-def open_cmd(result: Path, debug: bool) -> None:
+def open_cmd(result: Path) -> None:
     """Open a saved comparison (a comparison.json or its folder), a sweep or a bisect result in the TUI."""
     if result.is_dir():
         result = result / "comparison.json"
@@ -70,6 +82,7 @@ def open_many(result: dict) -> None:
         from ..ui.screens.sweep import SweepApp
 
         grid(result)  # refuses a damaged result in one sentence before the app starts
+        stop_progress()
         app = SweepApp(result)
         app.run()
         exit_with(app)

@@ -28,6 +28,7 @@ from .naming import demangle
 from .paths import cache_dir
 from .recipes import RecipeInfo
 from .toolchain import ToolchainSpec
+from .trace import cache_decision
 
 SASS_SUFFIXES = (".sass",)
 
@@ -154,7 +155,9 @@ def import_side(path: Path) -> Build:
         if problem is not None:
             repaired = f"the imported artifacts {key} were changed on disk ({problem}); imported them again"
             shutil.rmtree(root, ignore_errors=True)
-    if not (root / "manifest.json").is_file():
+    cached = (root / "manifest.json").is_file()
+    cache_decision(f"imported artifacts {path.name}", key, "hit" if cached else "miss, importing", repaired or "")
+    if not cached:
         from .analysis.tools import check_cubin
 
         texts: dict[Path, str] = {}

@@ -333,7 +333,17 @@ def run_bisect(
             list(res.get("shims") or []),
             len(steps) + 1,
         )
-        progress(BisectStep(None, shown(vs[i]), verdict, why, bool(res.get("from_cache"))))
+        progress(
+            BisectStep(
+                None,
+                shown(vs[i]),
+                verdict,
+                why,
+                bool(res.get("from_cache")),
+                order=len(steps),
+                bound=bisect_bound(len(vs), plan.jobs),
+            )
+        )
         return verdict
 
     def test_all(indices: list[int]) -> None:

@@ -25,6 +25,7 @@ from .locking import file_lock, pid_alive
 from .paths import artifacts_dir
 from .recipes import RecipeInfo
 from .toolchain import Env
+from .trace import cache_decision
 
 BUILD_FORMAT = 1
 
@@ -126,6 +127,12 @@ def verify(path: Path) -> str | None:
         if hashlib.sha256(p.read_bytes()).hexdigest() != digest:
             return f"{rel} does not match its recorded hash"
     return None
+
+
+def _what(req: BuildRequest, side: str) -> str:
+    """``side A line-info build of 4.8.0``: what a cache decision is about."""
+    who = f"side {side.upper()} " if side.lower() in ("a", "b") else ""
+    return f"{who}{'line-info build' if req.lineinfo else 'build'} of {req.env.spec.label}"
 
 
 def load_cached(key: str) -> Build | None:
@@ -353,10 +360,13 @@ def _compile_locked(
             if problem is None:
                 build = load_cached(key)
                 assert build is not None
+                cache_decision(_what(req, side), key, "hit", "reused")
                 return build
             repaired = f"cache entry {key[:12]} was damaged ({problem}); rebuilt it"
             progress(repaired)
             shutil.rmtree(final, ignore_errors=True)
+        why = "--no-cache" if not use_cache else ("damaged" if repaired else "not in the cache")
+        cache_decision(_what(req, side), key, "miss, compiling", why)
         tmp = root / f".tmp-{key}-{os.getpid()}-{threading.get_ident()}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)

@@ -23,6 +23,7 @@ from .model import dumps as dump_comparison
 from .options import CompareOptions, SideOutcome, host_info
 from .paths import cache_dir
 from .toolchain import ToolchainSpec, create_env
+from .trace import cache_decision
 
 
 def run_side(
@@ -139,6 +140,9 @@ def run_compare(
     # A build rebuilt after damage is analysed afresh, so that the comparison reports the repair.
     repaired = any(b is not None and b.repaired for o in outcomes for b in (o.build, o.lineinfo_build))
     cached = _load_comparison(key) if (key and opts.use_cache and not repaired) else None
+    if key:
+        why = "--no-cache" if not opts.use_cache else ("a build was repaired" if repaired else "")
+        cache_decision("analysis", key, "hit" if cached is not None else "miss, analysing", why)
     if cached is not None:
         comparison = cached
         comparison["command"] = opts.command

@@ -174,6 +174,8 @@ class BisectStep(Event):
     verdict: str
     why: str
     from_cache: bool = False
+    order: int = 0  # 1-based: builds so far (0: not given)
+    bound: int = 0  # at most this many builds without untestable versions (0: not given)
 
     def text(self) -> str:
         return f"{self.version}: {self.verdict} ({self.why})" + (" [cached build]" if self.from_cache else "")

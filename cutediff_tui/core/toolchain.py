@@ -30,6 +30,7 @@ from .events import EnvStage, Progress
 from .events import noop as _noop
 from .locking import file_lock, pid_alive
 from .paths import cache_dir, envs_dir
+from .trace import cache_decision
 
 DSL_PACKAGE = "nvidia-cutlass-dsl"
 #: Packages that declare torch (and newer minimums than a known-good set); their own
@@ -674,8 +675,10 @@ def create_env(
         spec = resolve_python(spec, progress)
     existing = find_env(spec)
     if existing:
+        cache_decision(f"environment {spec.label}", existing.name, "hit", "reused")
         return existing
     key = env_key(spec)
+    cache_decision(f"environment {spec.label}", key, "miss, creating", "not in the cache")
     root = envs_dir()
     root.mkdir(parents=True, exist_ok=True)
     final = root / env_name(spec, key)

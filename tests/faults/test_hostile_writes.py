@@ -140,7 +140,7 @@ def test_cache_clear_removes_only_what_cutediff_made(tmp_path):
     info = cutediff(["cache", "info"], cache)
     assert info.returncode == 0, info.stderr
     assert "imports/" in info.stdout and "disasm/" in info.stdout and "MB" in info.stdout
-    data = json.loads(cutediff(["cache", "info", "--json"], cache).stdout)
+    data = json.loads(cutediff(["cache", "info", "--json", "-"], cache).stdout)
     assert data["areas"]["imports"]["entries"] == 2 and data["areas"]["disasm"]["bytes"] > 0
     proc = cutediff(["cache", "clear"], cache)
     assert proc.returncode == 0, proc.stderr
@@ -157,7 +157,7 @@ def test_cache_info_counts_a_sparse_cubin_by_its_disk_use(tmp_path):
     with open(entry / "big.bin", "wb") as fh:  # 2 GB apparent, a few KB used
         fh.seek(2 * 1024**3)
         fh.write(b"x")
-    data = json.loads(cutediff(["cache", "info", "--json"], cache).stdout)
+    data = json.loads(cutediff(["cache", "info", "--json", "-"], cache).stdout)
     assert data["areas"]["imports"]["bytes"] < 100 * 1024**2
     assert data["total"].endswith(("KB", "MB"))
 

@@ -128,11 +128,12 @@ def test_ci_runs_every_static_check_before_the_tests():
     text = (ROOT / ".ci" / "run").read_text()
     tests_at = text.index('bash -c "$TEST_CMD"')
     for check in (
-        "ruff check cutediff_tui tests benchmarks",
-        "ruff format --check cutediff_tui tests benchmarks",
-        "mypy cutediff_tui/core",
+        "ruff check cutediff cutediff_tui tests benchmarks",
+        "ruff format --check cutediff cutediff_tui tests benchmarks",
+        "mypy cutediff_tui/core cutediff",
         "lint-imports",
         ".ci/check_imports.py cutediff_tui",
+        ".ci/check_imports.py cutediff\n",
     ):
         assert -1 < text.find(check) < tests_at, check
     assert "set -euo pipefail" in text and "exit 1" in text

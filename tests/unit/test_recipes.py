@@ -253,7 +253,7 @@ def test_cli_recipes_lists_builtins_and_samples():
         "--hdim",
     ):
         assert name in res.output, name
-    res = CliRunner().invoke(main, ["recipes", str(SAMPLE), "--json"])
+    res = CliRunner().invoke(main, ["recipes", str(SAMPLE), "--json", "-"])
     data = json.loads(res.output)
     assert data[0]["entry"].endswith("elementwise_add.py:add") and data[0]["params"][1]["name"] == "cols"
 

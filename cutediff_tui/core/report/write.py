@@ -7,20 +7,20 @@ from pathlib import Path
 from ..errors import CutediffError
 from ..locking import atomic_write
 
-FORMATS = ("md", "html", "json")
-_SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+FORMATS = ("md", "html", "json", "csv")
+_SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json", ".csv": "csv"}
 
 
 def format_for_path(path: Path | str | None, default: str = "md") -> str:
-    """The format a file name asks for (``.md``, ``.html``, ``.json``), else ``default``."""
+    """The format a file name asks for (``.md``, ``.html``, ``.json``, ``.csv``), else ``default``."""
     if path is None:
         return default
     return _SUFFIXES.get(Path(path).suffix.lower(), default)
 
 
 def render(comparison: dict, fmt: str, *, keep_paths: bool = True) -> str:
-    """The report text in ``fmt`` (md, html or json); ``keep_paths=False`` removes home folders and
-    the user name from the JSON."""
+    """The report text in ``fmt`` (md, html, json, or csv: one row per kernel × side × figure);
+    ``keep_paths=False`` removes home folders and the user name from the JSON."""
     if fmt == "md":
         from .markdown import render_markdown
 
@@ -33,6 +33,10 @@ def render(comparison: dict, fmt: str, *, keep_paths: bool = True) -> str:
         from .jsonout import render_json
 
         return render_json(comparison, keep_paths=keep_paths)
+    if fmt == "csv":
+        from .table import render_csv
+
+        return render_csv(comparison)
     raise CutediffError(f"Unknown report format {fmt!r}.", f"Use one of: {', '.join(FORMATS)}.")
 
 
