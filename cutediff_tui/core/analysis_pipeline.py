@@ -295,7 +295,8 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
         keys = ("registers", "stack_bytes", "shared_bytes")
         metrics["lineinfo"] = {
             "resources": li_r,
-            "perturbed": any(li_r.get(k) != metrics.get(k) for k in keys),
+            # None: no plain build to compare with (the line-info build was the only one)
+            "perturbed": any(li_r.get(k) != metrics.get(k) for k in keys) if li_build is not build else None,
             "mapped": metrics["line_info_mapped"],
         }
     metrics["files"] = {
