@@ -95,12 +95,14 @@ def kernel_texts(
     line_info: bool = False,
     live: bool = False,
     repairs: list[str] | None = None,
+    plain: bool = True,
 ) -> dict[str, str]:
-    """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there.
+    """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there (``plain``: the
+    listing without line info too; a line-info build that stands alone needs only its ``-g`` one).
 
     An entry of the disassembly cache carries a hash record: one whose files changed on disk is
     removed and made again, and the sentence saying so is appended to ``repairs``."""
-    wanted: dict[str, dict[str, Any] | None] = {"sass": dict(), "res": None}
+    wanted: dict[str, dict[str, Any] | None] = {"sass": dict(), "res": None} if plain else {"res": None}
     if line_info:
         wanted["sass_g"] = dict(line_info=True)
     if live:
@@ -223,13 +225,26 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     if sass_only:  # SASS text given as a side: no cubin, so no resource table
         sass = (kdir / "kernel.sass").read_text(errors="replace")
         texts = {"sass": sass, "lrm": sass, "res": ""}
-    else:
+    alone = li_build is build and li_kdir == kdir and not sass_only  # the line-info build is the only one
+    if alone:
+        texts = kernel_texts(
+            kdir / "kernel.cubin",
+            text_cache_dir(build.key, index),
+            line_info=True,
+            live=True,
+            repairs=repairs,
+            plain=False,
+        )
+        texts["sass"] = texts["sass_g"]
+    elif not sass_only:
         texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True, repairs=repairs)
     plain = parse_sass(texts["sass"])
     live = parse_sass(texts["lrm"])
     li_listing = None
     li_res = None
-    if li_kdir is not None and li_build is not None and (li_kdir / "kernel.cubin").is_file():
+    if alone:
+        li_listing, li_res = parse_sass(texts["sass_g"]), texts["res"]
+    elif li_kdir is not None and li_build is not None and (li_kdir / "kernel.cubin").is_file():
         li_texts = kernel_texts(
             li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True, repairs=repairs
         )
@@ -497,6 +512,11 @@ def load_listing(metrics: dict) -> SassListing:
     if not (kdir / "kernel.cubin").is_file() and (kdir / "kernel.sass").is_file():
         sass = (kdir / "kernel.sass").read_text(errors="replace")
         texts = {"sass": sass, "lrm": sass}
+    elif files.get("lineinfo_dir") == files["dir"]:  # the line-info build stood alone
+        texts = kernel_texts(kdir / "kernel.cubin", cache_for(kdir), line_info=True, live=True, plain=False)
+        g = texts["sass_g"]
+        listing = merge_sass(parse_sass(g), parse_sass(g), parse_sass(texts["lrm"]))
+        return _one_function(listing, metrics)
     else:
         texts = kernel_texts(kdir / "kernel.cubin", cache_for(kdir), live=True)
     li = None
@@ -504,7 +524,10 @@ def load_listing(metrics: dict) -> SassListing:
         ld = Path(files["lineinfo_dir"])
         li_texts = kernel_texts(ld / "kernel.cubin", cache_for(ld), line_info=True)
         li = parse_sass(li_texts["sass_g"])
-    listing = merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"]))
+    return _one_function(merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"])), metrics)
+
+
+def _one_function(listing: SassListing, metrics: dict) -> SassListing:
     shorten_paths(listing)
     symbol = metrics.get("symbol")
     if symbol and len(listing.functions) > 1 and any(f.name == symbol for f in listing.functions):

@@ -9,6 +9,7 @@ same source line, changed figures flashed). Thread callbacks only post messages.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,10 +59,11 @@ def spec_from_comparison(comparison: dict) -> WatchSpec:
     opts = compare_options(a, b, kw)
     locals_ = tuple(tuple(s.local_paths()) for s in opts.specs)
     plan = plan_sources(opts.recipe, search=tuple(p for ps in locals_ for p in ps), local_paths=locals_)
-    if not plan.watched():
+    if not plan.watched() or (opts.recipe.kind == "builtin" and not any(locals_)):
         raise CutediffError(
             f"Recipe {opts.recipe.name} has no source file here to watch.",
-            "Watch works with a recipe file (--kernel path/to/file.py) or a --with source folder.",
+            "Watch works with a recipe file (--kernel path/to/file.py) or a --with source folder; "
+            "run `cutediff compare A B --kernel RECIPE.py --watch --tui`.",
         )
     return WatchSpec(opts, plan, params)
 
@@ -118,7 +120,7 @@ class LiveBanner(Static):
     LiveBanner {
         display: none;
         height: auto;
-        max-height: 4;
+        max-height: 5;
         padding: 0 1;
         background: $surface;
         color: $text-muted;
@@ -141,7 +143,12 @@ class LiveBanner(Static):
         self.update(truncate(message, 600))
 
 
+_NAMED = re.compile(r"(/[\w./\\-]+\.py)\b")
+
+
 def error_for_side(sentence: str, files: list[Path]) -> str:
-    """The banner text of an error: the sentence, then the source line it points at."""
-    where = site_text(error_site(sentence, "", files))
-    return f"{sentence}\n{where}" if where else sentence
+    """The banner text of an error: the source line it points at (in a watched file, or the
+    recipe file the sentence names), then the sentence."""
+    named = [Path(m) for m in _NAMED.findall(sentence) if Path(m).is_file()]
+    where = site_text(error_site(sentence, "", [*files, *named]))
+    return f"{where}\n{sentence}" if where else sentence

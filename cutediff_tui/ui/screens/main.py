@@ -436,13 +436,16 @@ class MainScreen(Screen[None]):
         self._update_columns()
         want = self._cursors.get((self.kernel_index, self.view), 0)
         offset = 3
-        if self._keep is not None and self._keep[0] == (self.kernel_index, self.view):
+        kept = self._keep is not None and self._keep[0] == (self.kernel_index, self.view)
+        if kept:
             want, offset = self._kept_row(model)
         self.set_reactive(MainScreen.cursor, self.validate_cursor(want))
         for s in ("a", "b"):
             p = self.pane(s)
             p.set_reactive(CodePane.cursor, self.cursor)
             p.scroll_to(y=max(0, self.cursor - offset), animate=False, immediate=True)
+        if kept:  # freshly composed panes learn their height on the next refresh
+            self.call_after_refresh(self._scroll_panes, max(0, self.cursor - offset))
         if not model.side(self.active_side).lines and model.side(OTHER[self.active_side]).lines:
             self.active_side = OTHER[self.active_side]
         self._update_titles()
@@ -524,6 +527,15 @@ class MainScreen(Screen[None]):
         changed = changed_figures(old_kernel, self.kernel)
         if changed:
             self.query_one(MetricsPane).flash(changed)
+
+    def _scroll_panes(self, y: int, tries: int = 20) -> None:
+        """Scroll both panes to ``y`` once they are laid out (a pane scrolls only after that)."""
+        panes = [self.pane(s) for s in ("a", "b")]
+        if tries and any(not p.allow_vertical_scroll for p in panes if p.max_scroll_y):
+            self.set_timer(0.02, lambda: self._scroll_panes(y, tries - 1))
+            return
+        for p in panes:
+            p.scroll_to(y=y, animate=False, immediate=True)
 
     def _kept_row(self, model: PaneModel) -> tuple[int, int]:
         """The row and screen offset that keep the cursor where it was before a refresh."""
