@@ -437,12 +437,7 @@ def _run_worker(
         "parent_pid": os.getpid(),
     }
     log_path = out / "compile.log"
-    env = dict(os.environ)
-    env["PYTHONUNBUFFERED"] = "1"
-    env["NO_COLOR"] = "1"
-    env.pop("PYTHONPATH", None)
-    pkg_parent = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = pkg_parent
+    env = _worker_env()
     what = "line-info build" if req.lineinfo else "build"
 
     def on_event(ev: dict) -> None:
@@ -539,16 +534,37 @@ def _run_cold(
     return int(proc.returncode)
 
 
-def warm_key(req: BuildRequest) -> tuple:
+def prewarm(env: Env, *, lineinfo: bool) -> bool:
+    """Start the warm server for ``env`` now (the first compile then skips the imports);
+    False when warm workers are off."""
+    pool = warm.active()
+    if pool is None:
+        return False
+    init = {"site": str(env.site), "local_paths": env.spec.local_paths(), "lineinfo": lineinfo}
+    pool.worker(warm_key(env, lineinfo), env.spec.executable, init, _worker_env())
+    return True
+
+
+def _worker_env() -> dict[str, str]:
+    """The environment a compile worker runs with: cutediff's own package first on its path."""
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["NO_COLOR"] = "1"
+    env.pop("PYTHONPATH", None)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    return env
+
+
+def warm_key(env: Env, lineinfo: bool) -> tuple:
     """What a warm server is for: the environment (and its lock), line info, cutediff's worker code."""
     return (
-        req.env.name,
-        req.env.lock_digest(),
+        env.name,
+        env.lock_digest(),
         worker_digest(),
-        tuple(req.env.spec.local_paths()),
-        bool(req.lineinfo),
-        req.env.spec.executable,
-        str(req.env.site),
+        tuple(env.spec.local_paths()),
+        bool(lineinfo),
+        env.spec.executable,
+        str(env.site),
     )
 
 
@@ -570,7 +586,7 @@ def _run_warm(
     init = {"site": request["site"], "local_paths": request["local_paths"], "lineinfo": request["lineinfo"]}
     for attempt in (1, 2):
         (out / "request.json").write_text(json.dumps(request, indent=1))
-        w = pool.worker(warm_key(req), req.env.spec.executable, init, env)
+        w = pool.worker(warm_key(req.env, req.lineinfo), req.env.spec.executable, init, env)
         try:
             job = w.submit(out / "request.json", on_event)
         except warm.WarmDied:

@@ -574,7 +574,23 @@ class CompareWatch:
         self.watcher.start()
         self._thread = threading.Thread(target=self._loop, args=(initial,), name="cutediff-recompile", daemon=True)
         self._thread.start()
+        threading.Thread(target=self._prewarm, name="cutediff-prewarm", daemon=True).start()
         return self
+
+    def _prewarm(self) -> None:
+        """Start the warm workers the recompiles will use (line info, both toolchains) now, so
+        that the first save does not wait for the imports."""
+        from . import warm
+        from .build import prewarm
+        from .toolchain import create_env
+
+        if warm.active() is None:
+            return
+        try:
+            for spec in self.opts.specs:
+                prewarm(create_env(spec, wheelhouse=self.opts.wheelhouse), lineinfo=bool(self.opts.lineinfo))
+        except Exception:  # the recompile reports any real problem with one sentence
+            return
 
     def stop(self) -> None:
         """Stop polling and cancel a compile in flight (its worker is killed; nothing is cached)."""

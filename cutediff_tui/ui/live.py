@@ -120,7 +120,7 @@ class LiveBanner(Static):
     LiveBanner {
         display: none;
         height: auto;
-        max-height: 5;
+        max-height: 3;
         padding: 0 1;
         background: $surface;
         color: $text-muted;

@@ -80,7 +80,7 @@ def test_warm_worker_killed_mid_compile_is_replaced_and_the_compile_retried(own_
         deadline = time.monotonic() + 300
         server = None
         while time.monotonic() < deadline and server is None:  # wait until a child compiles
-            w = pool.workers.get(warm_key(req))
+            w = pool.workers.get(warm_key(req.env, req.lineinfo))
             if w is not None and any(j.pid for j in list(w.jobs.values())):
                 server = w.pid
             time.sleep(0.05)
