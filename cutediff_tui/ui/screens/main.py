@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -523,6 +524,12 @@ class MainScreen(Screen[None]):
         self._keep = ((index, self.view), side, anchor, change, self.cursor, offset)
         self.set_reactive(MainScreen.kernel_index, index)
         await self.recompose()
+        for _ in range(100):  # the new panes may mount a pass later
+            if self.query("#pane-a") and self.query("#pane-b"):
+                break
+            await asyncio.sleep(0.01)
+        else:
+            return  # the screen is going away; nothing to wire
         self._wire()
         changed = changed_figures(old_kernel, self.kernel)
         if changed:
