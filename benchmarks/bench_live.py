@@ -126,7 +126,7 @@ def stage_cold() -> dict:
     out: dict = {"load": load(), "alone": {}}
     for v in ("4.5.1", "4.8.0"):
         d = fresh_cache_with_envs(TEST_CACHE)
-        out["alone"][v], _ = cli(["compare", v, v, *PINS, *FWD, "--no-lineinfo", "--json", os.devnull], d)
+        out["alone"][v], _ = cli(["compare", v, v, *PINS, *FWD, "--no-lineinfo", "--json", str(d / "out.json")], d)
         shutil.rmtree(d)
     d = fresh_cache_with_envs(TEST_CACHE)
     out["one_build"], _proc = cli(["compare", "4.5.1", "4.8.0", *PINS, *FWD, "--no-plain-check", "--json", "-"], d)

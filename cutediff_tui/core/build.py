@@ -437,7 +437,7 @@ def _run_worker(
         "parent_pid": os.getpid(),
     }
     log_path = out / "compile.log"
-    env = _worker_env()
+    env = worker_env()
     what = "line-info build" if req.lineinfo else "build"
 
     def on_event(ev: dict) -> None:
@@ -541,11 +541,11 @@ def prewarm(env: Env, *, lineinfo: bool) -> bool:
     if pool is None:
         return False
     init = {"site": str(env.site), "local_paths": env.spec.local_paths(), "lineinfo": lineinfo}
-    pool.worker(warm_key(env, lineinfo), env.spec.executable, init, _worker_env())
+    pool.worker(warm_key(env, lineinfo), env.spec.executable, init, worker_env())
     return True
 
 
-def _worker_env() -> dict[str, str]:
+def worker_env() -> dict[str, str]:
     """The environment a compile worker runs with: cutediff's own package first on its path."""
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
