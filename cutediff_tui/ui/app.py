@@ -101,11 +101,17 @@ class CutediffApp(App[None]):
             self.notify(SAMPLE_NOTE, title="bundled sample", timeout=20, markup=False)
         for problem in self.theme_problems:
             self.notify(f"Theme file skipped: {problem}", severity="warning", timeout=6, markup=False)
+        from cutediff_tui.core import warm
+
+        warm.enable()  # compiles of this session (watch, the compare dialog) share warm workers
         if self.watch_spec is not None:
             self.start_watch()
 
     def on_unmount(self) -> None:
+        from cutediff_tui.core import warm
+
         self.stop_watch()
+        warm.disable()
 
     # ------------------------------------------------------------------ watch
 

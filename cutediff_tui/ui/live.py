@@ -100,12 +100,11 @@ class LiveWatch:
         self.watch.start(initial=False)
 
     def stop(self) -> None:
-        """Stop watching; cancel a compile in flight; stop the warm workers."""
+        """Stop watching and cancel a compile in flight (the app stops the warm workers on exit)."""
         watch, self.watch = self.watch, None
         if watch is not None:
             self.spec = WatchSpec(watch.opts, watch.plan, watch.given)
             watch.stop()
-        warm.disable()
 
 
 def site_text(site: ErrorSite | None) -> str:
