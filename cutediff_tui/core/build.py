@@ -592,7 +592,8 @@ def _run_warm(
         except warm.WarmDied:
             job = None
         if job is not None:
-            _wait(job.done.wait, lambda j=job, w=w: w.cancel(j), side=side, timeout=timeout, cancel=cancel)
+            running, server = job, w
+            _wait(job.done.wait, lambda: server.cancel(running), side=side, timeout=timeout, cancel=cancel)
             pool.after_compile(w)
             if not job.died and (job.rc is None or job.rc >= 0):
                 return int(job.rc if job.rc is not None else 3)

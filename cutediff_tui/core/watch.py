@@ -424,12 +424,10 @@ def error_site(sentence: str, log: str, files: Iterable[str | Path]) -> ErrorSit
     """Where an error points in the watched ``files``: the innermost traceback frame in one of
     them, else a ``FILE … line N`` in the sentence (a syntax error); None when neither is there."""
     watched = [Path(f) for f in files]
-    hits: list[tuple[str, int]] = []
-    for m in _FRAME.finditer(log or ""):
-        hits.append((m.group(1), int(m.group(2))))
-    m = _SENTENCE_SITE.search(sentence or "")
-    if m:
-        hits.append((m.group(1), int(m.group(2))))
+    hits: list[tuple[str, int]] = [(f.group(1), int(f.group(2))) for f in _FRAME.finditer(log or "")]
+    named = _SENTENCE_SITE.search(sentence or "")
+    if named:
+        hits.append((named.group(1), int(named.group(2))))
     for file, line in reversed(hits):
         match = next((w for w in watched if same_file(w, file)), None)
         if match is None:
