@@ -102,8 +102,11 @@ def kernel_texts(
 
     An entry of the disassembly cache carries a hash record: one whose files changed on disk is
     removed and made again, and the sentence saying so is appended to ``repairs``."""
-    wanted: dict[str, dict[str, Any] | None] = {"sass": dict(), "res": None} if plain else {"res": None}
-    if line_info:
+    wanted: dict[str, dict[str, Any] | None] = {"sass": dict()} if plain else {}
+    if line_info and not plain:  # the listing first: its tool's failure is the one to report
+        wanted["sass_g"] = dict(line_info=True)
+    wanted["res"] = None
+    if line_info and plain:
         wanted["sass_g"] = dict(line_info=True)
     if live:
         wanted["lrm"] = dict(live_ranges=True)
@@ -308,12 +311,11 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     if li_res is not None:
         li_r = _resources(li_res, symbol)
         keys = ("registers", "stack_bytes", "shared_bytes")
-        metrics["lineinfo"] = {
-            "resources": li_r,
-            # None: no plain build to compare with (the line-info build was the only one)
-            "perturbed": any(li_r.get(k) != metrics.get(k) for k in keys) if li_build is not build else None,
-            "mapped": metrics["line_info_mapped"],
-        }
+        metrics["lineinfo"] = {"resources": li_r, "mapped": metrics["line_info_mapped"]}
+        if li_build is not build:
+            metrics["lineinfo"]["perturbed"] = any(li_r.get(k) != metrics.get(k) for k in keys)
+        else:  # the line-info build was the only one: nothing to compare its figures with
+            metrics["lineinfo"]["checked"] = False
     metrics["files"] = {
         "dir": str(kdir),
         "lineinfo_dir": str(li_kdir) if li_kdir else None,
