@@ -20,6 +20,7 @@ from .common import (
     complete_versions,
     err_console,
     examples,
+    exit_with,
     guarded,
     json_option,
     open_comparison,
@@ -59,6 +60,11 @@ from .common import (
 @click.option(
     "--watch", is_flag=True, help="Recompile and reprint when the recipe's source files change (Ctrl-C stops)."
 )
+@click.option(
+    "--no-plain-check",
+    is_flag=True,
+    help="Build each side once, with line info, and skip the plain build that confirms its resource figures.",
+)
 @standard_options
 @guarded
 def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, **kw: Any) -> None:
@@ -77,10 +83,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     )
     if kw.get("watch"):
         if tui:
-            raise CutediffError(
-                "--watch runs headless for now; the TUI takes the watch hook in a later change.",
-                "Drop --tui (the tables are reprinted after each edit).",
-            )
+            return watch_tui(opts, plan, kw, progress)
         return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
     comparison = run_compare_plan(opts, plan, progress)
     errors = emit_comparison(comparison, json_out, save, progress, keep_paths=bool(kw.get("keep_paths")))
@@ -141,11 +144,34 @@ def plan_for(opts: CompareOptions, kw: dict[str, Any]):
     )
 
 
+def watch_tui(opts: CompareOptions, plan, kw: dict[str, Any], progress: Progress) -> None:
+    """``compare --watch --tui``: the first comparison, then the TUI, which recompiles on every
+    save of the sources and refreshes in place (warm workers keep the DSL imported)."""
+    from ..core import warm
+    from ..core.recipes.sources import run_compare_plan
+    from ..ui.app import CutediffApp
+    from ..ui.live import WatchSpec
+
+    if not plan.watched():
+        raise CutediffError(
+            f"Recipe {opts.recipe.name} has no source file here to watch.",
+            "Use --watch with a recipe file (--kernel path/to/file.py) or a --with source folder.",
+        )
+    with warm.session():
+        comparison = run_compare_plan(opts, plan, progress)
+        app = CutediffApp(comparison, watch=WatchSpec(opts, plan, given_params(kw)))
+        app.run()
+    exit_with(app)
+
+
 def watch_compare(
     opts: CompareOptions, plan, kw: dict[str, Any], *, json_out: str | None, save: Path | None, progress: Progress
 ) -> None:
     """``compare --watch``: print the comparison, then again after every edit of the sources, until Ctrl-C."""
+    from ..core import warm
     from ..core.watch import CompareWatch
+
+    warm.enable()  # recompiles skip the imports; stopped below
 
     out, err = out_console, err_console
     started = [time.monotonic()]
@@ -197,6 +223,7 @@ def watch_compare(
         watch.stop()
         err.print("stopped watching.")
     finally:
+        warm.disable()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

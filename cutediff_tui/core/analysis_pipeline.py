@@ -95,13 +95,18 @@ def kernel_texts(
     line_info: bool = False,
     live: bool = False,
     repairs: list[str] | None = None,
+    plain: bool = True,
 ) -> dict[str, str]:
-    """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there.
+    """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there (``plain``: the
+    listing without line info too; a line-info build that stands alone needs only its ``-g`` one).
 
     An entry of the disassembly cache carries a hash record: one whose files changed on disk is
     removed and made again, and the sentence saying so is appended to ``repairs``."""
-    wanted: dict[str, dict[str, Any] | None] = {"sass": dict(), "res": None}
-    if line_info:
+    wanted: dict[str, dict[str, Any] | None] = {"sass": dict()} if plain else {}
+    if line_info and not plain:  # the listing first: its tool's failure is the one to report
+        wanted["sass_g"] = dict(line_info=True)
+    wanted["res"] = None
+    if line_info and plain:
         wanted["sass_g"] = dict(line_info=True)
     if live:
         wanted["lrm"] = dict(live_ranges=True)
@@ -223,13 +228,26 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     if sass_only:  # SASS text given as a side: no cubin, so no resource table
         sass = (kdir / "kernel.sass").read_text(errors="replace")
         texts = {"sass": sass, "lrm": sass, "res": ""}
-    else:
+    alone = li_build is build and li_kdir == kdir and not sass_only  # the line-info build is the only one
+    if alone:
+        texts = kernel_texts(
+            kdir / "kernel.cubin",
+            text_cache_dir(build.key, index),
+            line_info=True,
+            live=True,
+            repairs=repairs,
+            plain=False,
+        )
+        texts["sass"] = texts["sass_g"]
+    elif not sass_only:
         texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True, repairs=repairs)
     plain = parse_sass(texts["sass"])
     live = parse_sass(texts["lrm"])
     li_listing = None
     li_res = None
-    if li_kdir is not None and li_build is not None and (li_kdir / "kernel.cubin").is_file():
+    if alone:
+        li_listing, li_res = parse_sass(texts["sass_g"]), texts["res"]
+    elif li_kdir is not None and li_build is not None and (li_kdir / "kernel.cubin").is_file():
         li_texts = kernel_texts(
             li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True, repairs=repairs
         )
@@ -293,11 +311,11 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     if li_res is not None:
         li_r = _resources(li_res, symbol)
         keys = ("registers", "stack_bytes", "shared_bytes")
-        metrics["lineinfo"] = {
-            "resources": li_r,
-            "perturbed": any(li_r.get(k) != metrics.get(k) for k in keys),
-            "mapped": metrics["line_info_mapped"],
-        }
+        metrics["lineinfo"] = {"resources": li_r, "mapped": metrics["line_info_mapped"]}
+        if li_build is not build:
+            metrics["lineinfo"]["perturbed"] = any(li_r.get(k) != metrics.get(k) for k in keys)
+        else:  # the line-info build was the only one: nothing to compare its figures with
+            metrics["lineinfo"]["checked"] = False
     metrics["files"] = {
         "dir": str(kdir),
         "lineinfo_dir": str(li_kdir) if li_kdir else None,
@@ -496,6 +514,11 @@ def load_listing(metrics: dict) -> SassListing:
     if not (kdir / "kernel.cubin").is_file() and (kdir / "kernel.sass").is_file():
         sass = (kdir / "kernel.sass").read_text(errors="replace")
         texts = {"sass": sass, "lrm": sass}
+    elif files.get("lineinfo_dir") == files["dir"]:  # the line-info build stood alone
+        texts = kernel_texts(kdir / "kernel.cubin", cache_for(kdir), line_info=True, live=True, plain=False)
+        g = texts["sass_g"]
+        listing = merge_sass(parse_sass(g), parse_sass(g), parse_sass(texts["lrm"]))
+        return _one_function(listing, metrics)
     else:
         texts = kernel_texts(kdir / "kernel.cubin", cache_for(kdir), live=True)
     li = None
@@ -503,7 +526,10 @@ def load_listing(metrics: dict) -> SassListing:
         ld = Path(files["lineinfo_dir"])
         li_texts = kernel_texts(ld / "kernel.cubin", cache_for(ld), line_info=True)
         li = parse_sass(li_texts["sass_g"])
-    listing = merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"]))
+    return _one_function(merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"])), metrics)
+
+
+def _one_function(listing: SassListing, metrics: dict) -> SassListing:
     shorten_paths(listing)
     symbol = metrics.get("symbol")
     if symbol and len(listing.functions) > 1 and any(f.name == symbol for f in listing.functions):

@@ -12,10 +12,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import warm
 from .cache_admin import mark_entry
 from .errors import CompileError, CutediffError
 from .events import DslImporting, KernelCompiled, Progress
@@ -420,7 +422,6 @@ def _run_worker(
     progress: Progress,
     cancel: threading.Event | None,
 ) -> dict:
-    read_fd, write_fd = os.pipe()
     request = {
         "site": str(req.env.site),
         "local_paths": req.env.spec.local_paths(),
@@ -433,19 +434,70 @@ def _run_worker(
         "remarks": req.remarks,
         "recipe_entry": req.recipe.entry,
         "params": req.params,
-        "event_fd": write_fd,
         "parent_pid": os.getpid(),
     }
-    (out / "request.json").write_text(json.dumps(request, indent=1))
     log_path = out / "compile.log"
-    env = dict(os.environ)
-    env["PYTHONUNBUFFERED"] = "1"
-    env["NO_COLOR"] = "1"
-    env.pop("PYTHONPATH", None)
-    pkg_parent = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = pkg_parent
+    env = worker_env()
     what = "line-info build" if req.lineinfo else "build"
-    with open(log_path, "wb") as log:
+
+    def on_event(ev: dict) -> None:
+        if ev.get("event") == "compile":
+            progress(KernelCompiled(None, what, ev["index"] + 1, ev["callable"], ev["seconds"]))
+        elif ev.get("event") == "stage" and ev.get("stage") == "import":
+            progress(DslImporting(None, what, str(ev.get("dsl"))))
+
+    pool = warm.active()
+    if pool is not None:
+        rc = _run_warm(
+            pool, req, out, request, env, on_event, side=side, timeout=timeout, progress=progress, cancel=cancel
+        )
+    else:
+        rc = _run_cold(req, out, request, env, on_event, side=side, timeout=timeout, cancel=cancel)
+    return _worker_result(req, out, rc, side=side, log_path=log_path)
+
+
+def _wait(
+    done: Callable[[float], bool],
+    kill: Callable[[], None],
+    *,
+    side: str,
+    timeout: float,
+    cancel: threading.Event | None,
+) -> None:
+    """Wait until ``done(0.2)`` answers True; on cancel or past ``timeout`` call ``kill`` and raise."""
+    deadline = time.monotonic() + timeout
+    try:
+        while not done(0.2):
+            if cancel is not None and cancel.is_set():
+                kill()
+                raise CompileError(f"Side {side}: the compile was cancelled.", "Nothing was cached.")
+            if time.monotonic() > deadline:
+                kill()
+                raise CompileError(
+                    f"Side {side}: the compile did not finish within {int(timeout)} s and was stopped.",
+                    "Raise the limit with --timeout if the kernel is large.",
+                )
+    except BaseException:
+        kill()
+        raise
+
+
+def _run_cold(
+    req: BuildRequest,
+    out: Path,
+    request: dict,
+    env: dict,
+    on_event: Callable[[dict], None],
+    *,
+    side: str,
+    timeout: float,
+    cancel: threading.Event | None,
+) -> int:
+    """One compile in a fresh worker process (imports the DSL itself); returns its exit status."""
+    read_fd, write_fd = os.pipe()
+    request = {**request, "event_fd": write_fd}
+    (out / "request.json").write_text(json.dumps(request, indent=1))
+    with open(out / "compile.log", "wb") as log:
         proc = subprocess.Popen(
             [req.env.spec.executable, "-m", "cutediff_tui.core.worker", str(out / "request.json")],
             stdout=log,
@@ -457,7 +509,6 @@ def _run_worker(
             start_new_session=True,
         )
     os.close(write_fd)
-    events: list[dict] = []
 
     def reader() -> None:
         with os.fdopen(read_fd, "r") as fh:
@@ -466,35 +517,114 @@ def _run_worker(
                     ev = json.loads(line)
                 except ValueError:
                     continue
-                events.append(ev)
-                if ev.get("event") == "compile":
-                    progress(KernelCompiled(None, what, ev["index"] + 1, ev["callable"], ev["seconds"]))
-                elif ev.get("event") == "stage" and ev.get("stage") == "import":
-                    progress(DslImporting(None, what, str(ev.get("dsl"))))
+                on_event(ev)
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            try:
-                rc = proc.wait(timeout=0.2)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if cancel is not None and cancel.is_set():
-                _kill(proc)
-                raise CompileError(f"Side {side}: the compile was cancelled.", "Nothing was cached.")
-            if time.monotonic() > deadline:
-                _kill(proc)
-                raise CompileError(
-                    f"Side {side}: the compile did not finish within {int(timeout)} s and was stopped.",
-                    "Raise the limit with --timeout if the kernel is large.",
-                )
-    except BaseException:
-        _kill(proc)
-        raise
+
+    def done(wait: float) -> bool:
+        try:
+            proc.wait(timeout=wait)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    _wait(done, lambda: _kill(proc), side=side, timeout=timeout, cancel=cancel)
     t.join(timeout=2)
+    return int(proc.returncode)
+
+
+def prewarm(env: Env, *, lineinfo: bool) -> bool:
+    """Start the warm server for ``env`` now (the first compile then skips the imports);
+    False when warm workers are off."""
+    pool = warm.active()
+    if pool is None:
+        return False
+    init = {"site": str(env.site), "local_paths": env.spec.local_paths(), "lineinfo": lineinfo}
+    pool.worker(warm_key(env, lineinfo), env.spec.executable, init, worker_env())
+    return True
+
+
+def worker_env() -> dict[str, str]:
+    """The environment a compile worker runs with: cutediff's own package first on its path."""
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["NO_COLOR"] = "1"
+    env.pop("PYTHONPATH", None)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    return env
+
+
+def warm_key(env: Env, lineinfo: bool) -> tuple:
+    """What a warm server is for: the environment (and its lock), line info, cutediff's worker code."""
+    return (
+        env.name,
+        env.lock_digest(),
+        worker_digest(),
+        tuple(env.spec.local_paths()),
+        bool(lineinfo),
+        env.spec.executable,
+        str(env.site),
+    )
+
+
+def _run_warm(
+    pool: warm.WarmPool,
+    req: BuildRequest,
+    out: Path,
+    request: dict,
+    env: dict,
+    on_event: Callable[[dict], None],
+    *,
+    side: str,
+    timeout: float,
+    progress: Progress,
+    cancel: threading.Event | None,
+) -> int:
+    """One compile in a child of the toolchain's warm server; a server that dies (or a child killed
+    by a signal we did not send) is replaced and the compile retried once."""
+    init = {"site": request["site"], "local_paths": request["local_paths"], "lineinfo": request["lineinfo"]}
+    for attempt in (1, 2):
+        (out / "request.json").write_text(json.dumps(request, indent=1))
+        w = pool.worker(warm_key(req.env, req.lineinfo), req.env.spec.executable, init, env)
+        try:
+            job = w.submit(out / "request.json", on_event)
+        except warm.WarmDied:
+            job = None
+        if job is not None:
+            running, server = job, w
+            _wait(job.done.wait, lambda: server.cancel(running), side=side, timeout=timeout, cancel=cancel)
+            pool.after_compile(w)
+            if not job.died and (job.rc is None or job.rc >= 0):
+                return int(job.rc if job.rc is not None else 3)
+        why = (
+            "the warm compile worker died"
+            if job is None or job.died
+            else f"the compile was killed ({_signal_name(job.rc)})"
+        )
+        if attempt == 2:
+            raise CompileError(
+                f"Side {side}: {why} twice before the compile finished.",
+                "Nothing was cached; check free memory, or set CUTEDIFF_WARM=0 to compile in one-shot workers.",
+                (out / "compile.log").read_text(errors="replace") if (out / "compile.log").is_file() else "",
+            )
+        progress(f"{why}; starting a fresh one and compiling again")
+        for name in ("compile.log", "error.json", "manifest.json"):
+            (out / name).unlink(missing_ok=True)
+        shutil.rmtree(out / "kernels", ignore_errors=True)
+        shutil.rmtree(out / "dump", ignore_errors=True)
+    raise AssertionError("unreachable")
+
+
+def _signal_name(rc: int | None) -> str:
+    try:
+        return signal.Signals(-(rc or 0)).name
+    except ValueError:
+        return f"status {rc}"
+
+
+def _worker_result(req: BuildRequest, out: Path, rc: int, *, side: str, log_path: Path) -> dict:
+    """The manifest of a finished worker, or the CompileError that says why there is none."""
     if rc != 0:
         err = _read_json(out / "error.json")
         if err is not None:

@@ -33,7 +33,11 @@ def run_side(
     progress: Progress = _noop,
     cancel: threading.Event | None = None,
 ) -> SideOutcome:
-    """Environment, plain build and line-info build for one side; errors are kept, not raised."""
+    """Environment and builds for one side; errors are kept, not raised.
+
+    With line info the line-info build comes first (everything is shown from it); the plain
+    build follows only to confirm its resource figures (``opts.plain_check``); without that
+    check the line-info build stands for both."""
     out = SideOutcome(spec=spec)
     t0 = time.monotonic()
     progress = for_side(progress, side)  # type: ignore[arg-type]
@@ -42,20 +46,18 @@ def run_side(
         out.env_seconds = time.monotonic() - t0
         out.env_name = env.name
         out.versions = env.versions()
-        req = BuildRequest(env, opts.recipe, opts.params, opts.profile, lineinfo=False, remarks=opts.remarks)
-        out.build = compile_build(
-            req, side=side.upper(), use_cache=opts.use_cache, timeout=opts.timeout, progress=progress, cancel=cancel
-        )
-        if opts.lineinfo:
-            req_li = BuildRequest(env, opts.recipe, opts.params, opts.profile, lineinfo=True, remarks=opts.remarks)
-            out.lineinfo_build = compile_build(
-                req_li,
-                side=side.upper(),
-                use_cache=opts.use_cache,
-                timeout=opts.timeout,
-                progress=progress,
-                cancel=cancel,
+
+        def build(lineinfo: bool):
+            req = BuildRequest(env, opts.recipe, opts.params, opts.profile, lineinfo=lineinfo, remarks=opts.remarks)
+            return compile_build(
+                req, side=side.upper(), use_cache=opts.use_cache, timeout=opts.timeout, progress=progress, cancel=cancel
             )
+
+        if opts.lineinfo:
+            out.lineinfo_build = build(True)
+            out.build = build(False) if opts.plain_check else out.lineinfo_build
+        else:
+            out.build = build(False)
     except CutediffError as exc:
         out.error = exc.sentence()
         out.error_log = getattr(exc, "log", "") or ""

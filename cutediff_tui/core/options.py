@@ -59,6 +59,9 @@ class CompareOptions:
     crosscheck: list[str] = field(default_factory=list)
     allow_ptx_rewrite: bool = False
     command: str = ""
+    plain_check: bool = True
+    """With line info: also build without it to confirm the resource figures (False: the
+    line-info build is the only build; watch mode's recompiles use that)."""
 
 
 @dataclass
@@ -131,6 +134,7 @@ def compare_options(a: str, b: str, kw: Mapping[str, Any], *, command: str | Non
         wheelhouse=kw.get("wheelhouse"),
         crosscheck=[v.strip() for v in (kw.get("crosscheck") or "").split(",") if v.strip()],
         allow_ptx_rewrite=bool(kw.get("allow_ptx_rewrite")),
+        plain_check=not kw.get("no_plain_check"),
         command=command_line() if command is None else command,
     )
 

@@ -2,9 +2,11 @@
 
 Three layers, all headless (no Textual; the TUI calls them):
 
-* :class:`Watcher` polls the mtimes of files (and ``.py`` files under folders) in a daemon
-  thread, confirms a change by content, and calls ``on_change(change)`` with a :class:`Change`
-  that holds each changed file's text before and after. Standard library only.
+* :class:`Watcher` follows files (and ``.py`` files under folders) in a daemon thread, from
+  file-system events (``watchfiles``: inotify, FSEvents, ReadDirectoryChangesW; the folders that
+  hold the files are watched, so an editor that saves by renaming is seen) or, without
+  ``watchfiles``, by polling mtimes; it confirms a change by content and calls
+  ``on_change(change)`` with a :class:`Change` that holds each changed file's text before and after.
 * :func:`map_line` / :meth:`Change.map_line` carry a line number of an edited file over the
   edit (difflib), and :func:`keep_cursor` finds, in the rebuilt view, the row showing the same
   source line, so a cursor stays where it was.
@@ -33,6 +35,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -53,6 +56,8 @@ __all__ = [
     "keep_cursor",
     "Anchor",
     "CompareWatch",
+    "ErrorSite",
+    "error_site",
 ]
 
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".venv", "node_modules", ".mypy_cache", ".pytest_cache"}
@@ -125,11 +130,13 @@ class Change:
 
 
 class Watcher:
-    """Polls ``paths`` (files, or folders of ``.py`` files) and calls ``on_change(Change)``.
+    """Follows ``paths`` (files, or folders of ``.py`` files) and calls ``on_change(Change)``.
 
-    ``interval`` is the polling period; a change is reported once the files have stopped
-    changing for one period (editors that save in two steps give one event), and only when
-    the content differs (a touch does not count). ``on_change`` runs in the watcher's thread.
+    File-system events come from ``watchfiles``, gathered until the files have been quiet for
+    ``interval`` (at least 50 ms; editors that save in two steps give one event); a change is
+    reported only when the content differs (a touch does not count). :meth:`check` is the same
+    by polling mtimes (used where ``watchfiles`` is missing). ``on_change`` runs in the
+    watcher's thread.
     """
 
     def __init__(
@@ -143,6 +150,7 @@ class Watcher:
         self._digests: dict[Path, str | None] = {}
         self._texts: dict[Path, str | None] = {}
         self._pending: dict[Path, tuple | None] = {}
+        self._moved = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._snapshot()
@@ -174,6 +182,7 @@ class Watcher:
         """Poll these instead (e.g. after the recipe started importing another helper)."""
         with self._lock:
             self._roots = [Path(p) for p in paths]
+            self._moved = True
             keep = set(_expand(self._roots))
             for f in list(self._stats):
                 if f not in keep:
@@ -206,7 +215,70 @@ class Watcher:
                 self._digests[f], self._texts[f] = digest, text
             return change if change.paths else None
 
+    def collect(self, touched: Iterable[str | Path]) -> Change | None:
+        """The change among ``touched`` paths (from file-system events): watched files whose
+        content differs from what was last seen (a new ``.py`` file under a watched folder counts)."""
+        hit = {os.path.abspath(str(p)) for p in touched}
+        with self._lock:
+            files = list(dict.fromkeys([*self._stats, *_expand(self._roots)]))
+            change = Change([])
+            for f in files:
+                if os.path.abspath(str(f)) not in hit:
+                    continue
+                self._stats[f] = _stat(f)
+                digest, text = _read(f)
+                if f in self._digests and digest == self._digests.get(f):
+                    continue
+                change.paths.append(f)
+                change.before[f] = self._texts.get(f)
+                change.after[f] = text
+                self._digests[f], self._texts[f] = digest, text
+            return change if change.paths else None
+
+    def _folders(self) -> tuple[list[str], bool]:
+        """Folders to follow (those of the watched files, and the watched folders) and whether
+        to follow them recursively (only when a folder itself is watched)."""
+        folders: list[str] = []
+        recursive = False
+        for root in self._roots:
+            if root.is_dir():
+                folders.append(os.path.abspath(root))
+                recursive = True
+            elif root.parent.is_dir():
+                folders.append(os.path.abspath(root.parent))
+        return list(dict.fromkeys(folders)), recursive
+
     def _loop(self) -> None:
+        try:
+            import watchfiles
+        except ImportError:  # pragma: no cover - declared as a dependency
+            return self._poll_loop()
+        while not self._stop.is_set():
+            folders, recursive = self._folders()
+            if not folders:  # everything watched vanished: look again shortly
+                self._stop.wait(self.interval)
+                continue
+            self._moved = False
+            try:
+                for batch in watchfiles.watch(
+                    *folders,
+                    stop_event=self._stop,
+                    recursive=recursive,
+                    debounce=max(50, int(self.interval * 1000)),
+                    step=50,
+                    rust_timeout=500,
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                ):
+                    change = self.collect(p for _kind, p in batch) if batch else None
+                    if change is not None:
+                        self.on_change(change)
+                    if self._moved or self._folders()[0] != folders:
+                        break  # other paths to follow (set_paths, a folder came or went)
+            except Exception:  # a folder vanished under the watch: start over
+                self._stop.wait(self.interval)
+
+    def _poll_loop(self) -> None:
         while not self._stop.wait(self.interval):
             try:
                 change = self.check()
@@ -335,6 +407,40 @@ def keep_cursor(model: Any, side: str, anchor: Anchor | None, change: Change | N
     return row_for_source(_model_rows(model, side), anchor.file, line, anchor.ordinal)
 
 
+@dataclass(frozen=True)
+class ErrorSite:
+    """The source line a compile error points at: file, 1-based line, and the line's text."""
+
+    file: str
+    line: int
+    text: str
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_SENTENCE_SITE = re.compile(r"([\w./\\-]+\.py)\b[^.]*?\bline (\d+)")
+
+
+def error_site(sentence: str, log: str, files: Iterable[str | Path]) -> ErrorSite | None:
+    """Where an error points in the watched ``files``: the innermost traceback frame in one of
+    them, else a ``FILE … line N`` in the sentence (a syntax error); None when neither is there."""
+    watched = [Path(f) for f in files]
+    hits: list[tuple[str, int]] = [(f.group(1), int(f.group(2))) for f in _FRAME.finditer(log or "")]
+    named = _SENTENCE_SITE.search(sentence or "")
+    if named:
+        hits.append((named.group(1), int(named.group(2))))
+    for file, line in reversed(hits):
+        match = next((w for w in watched if same_file(w, file)), None)
+        if match is None:
+            continue
+        try:
+            lines = match.read_text(errors="replace").splitlines()
+        except OSError:
+            lines = []
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        return ErrorSite(str(match), line, text)
+    return None
+
+
 # ---------------------------------------------------------------- recompiling
 
 
@@ -357,6 +463,7 @@ class CompareWatch:
         progress: Progress | None = None,
         given: dict | None = None,
         interval: float = 0.25,
+        on_start: Callable[[Change], Any] | None = None,
     ) -> None:
         self.opts = opts
         self.plan = plan
@@ -364,6 +471,7 @@ class CompareWatch:
         self.on_result = on_result
         self.on_error = on_error or (lambda _m, _c: None)
         self.progress: Progress = progress or noop
+        self.on_start = on_start or (lambda _c: None)
         self.round = 0
         self._changes: list[Change] = []
         self._cond = threading.Condition()
@@ -407,7 +515,8 @@ class CompareWatch:
         plan = self.plan.reload()
         params = coerce_params(plan.primary, self.given)
         self.plan = plan
-        self.opts = replace(self.opts, recipe=plan.primary, params=params, use_cache=True)
+        # one build per side while editing: the line-info build, without the plain confirmation
+        self.opts = replace(self.opts, recipe=plan.primary, params=params, use_cache=True, plain_check=False)
         self.watcher.set_paths(list(plan.watched()))
 
     def _compile(self, change: Change | None) -> bool:
@@ -452,6 +561,7 @@ class CompareWatch:
             latest = self._merge(fresh)
             sides = " and ".join(s.upper() for s in sorted(latest.sides)) or "A and B"
             self.progress(f"{latest.names()} changed: recompiling side {sides}")
+            self.on_start(latest)
             if self._compile(self._merge(unshown)):
                 unshown = []
             with self._cond:
@@ -462,7 +572,23 @@ class CompareWatch:
         self.watcher.start()
         self._thread = threading.Thread(target=self._loop, args=(initial,), name="cutediff-recompile", daemon=True)
         self._thread.start()
+        threading.Thread(target=self._prewarm, name="cutediff-prewarm", daemon=True).start()
         return self
+
+    def _prewarm(self) -> None:
+        """Start the warm workers the recompiles will use (line info, both toolchains) now, so
+        that the first save does not wait for the imports."""
+        from . import warm
+        from .build import prewarm
+        from .toolchain import create_env
+
+        if warm.active() is None:
+            return
+        try:
+            for spec in self.opts.specs:
+                prewarm(create_env(spec, wheelhouse=self.opts.wheelhouse), lineinfo=bool(self.opts.lineinfo))
+        except Exception:  # the recompile reports any real problem with one sentence
+            return
 
     def stop(self) -> None:
         """Stop polling and cancel a compile in flight (its worker is killed; nothing is cached)."""

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 _EVENTS = None
+#: The job a warm worker's child runs (tags its events; None in a one-shot worker).
+JOB: str | None = None
 #: Shims that act only when needed describe themselves here the first time they act.
 FIRED: list[str] = []
 
@@ -33,10 +35,17 @@ def emit(event: str, **data: Any) -> None:
     if _EVENTS is None:
         return
     try:
-        _EVENTS.write(json.dumps({"event": event, **data}) + "\n")
+        tag = {"job": JOB} if JOB is not None else {}
+        _EVENTS.write(json.dumps({"event": event, **tag, **data}) + "\n")
         _EVENTS.flush()
     except OSError:
         pass
+
+
+def set_events(stream: Any, job: str | None = None) -> None:
+    """Send events to ``stream`` (a text file), tagged with ``job`` when given (warm children)."""
+    global _EVENTS, JOB
+    _EVENTS, JOB = stream, job
 
 
 def setup_paths(site_dir: str, local_paths: list[str]) -> None:
@@ -222,6 +231,31 @@ class Recorder:
         return result
 
 
+def refresh_dsl_env() -> bool:
+    """Make the DSL re-read its environment variables (dump folder, kept artifacts, arch, line
+    info): every DSL release here reads them into ``envar`` when its singleton is made, at the
+    import of ``cutlass.cute``, which a warm server did before this compile's variables were set.
+    False when this DSL does not have that shape (the caller then compiles in a fresh worker)."""
+    try:
+        from cutlass.base_dsl import env_manager  # type: ignore
+        from cutlass.base_dsl.dsl import BaseDSL  # type: ignore
+    except Exception:
+        return False
+    for value in list(vars(env_manager).values()):  # its getters keep the first answer (lru_cache)
+        clear = getattr(value, "cache_clear", None)
+        if callable(clear):
+            clear()
+    instances = getattr(type(BaseDSL), "_instances", None)
+    if not isinstance(instances, dict) or not instances:
+        return False
+    for inst in list(instances.values()):
+        make = getattr(inst, "_env_class", None)
+        if make is None or not hasattr(inst, "envar"):
+            return False
+        inst.envar = make(inst.name)
+    return True
+
+
 def run_recipe(func: Any, ctx: Any, state: dict) -> None:
     """Run the recipe; when it stops at the import of a compile-time-only package (triton, which
     quack-kernels >= 0.5 imports at module level, on the quack and the FA4 paths alike) before any
@@ -259,12 +293,14 @@ def load_entry(entry: str):
     return getattr(mod, func)
 
 
-def run(request: dict) -> int:
+def run(request: dict, *, warm: bool = False) -> int:
+    """One compile; ``warm``: in a child forked from a warm server, whose paths and imports are set."""
     out = Path(request["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
     dump = out / "dump"
     dump.mkdir(exist_ok=True)
-    setup_paths(request["site"], request.get("local_paths", []))
+    if not warm:
+        setup_paths(request["site"], request.get("local_paths", []))
     try:
         dsl_version = md.version("nvidia-cutlass-dsl")
     except md.PackageNotFoundError:
@@ -310,6 +346,8 @@ def run(request: dict) -> int:
         import cutlass  # noqa: F401
         import cutlass.cute as cute
 
+        if warm and not refresh_dsl_env():
+            raise RuntimeError("this DSL version cannot be reused by a warm worker (no DSL singleton to refresh)")
         stage = "shims"
         manifest["shims"] = apply_shims(int(request["num_sms"]), int(request.get("smem", 232448)))
         cute.compile = Recorder(cute.compile, state)  # type: ignore[assignment]

@@ -12,16 +12,21 @@ The screen keys are listed in :mod:`cutediff_tui.ui.screens.main`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from textual import on
 from textual.app import App
 from textual.binding import Binding
 
 from ..samples import is_bundled_sample
 from .commands import CutediffCommands
+from .messages import LiveCompiling, LiveError, LiveResult
 from .screens.main import MainScreen
 from .settings import Settings, load_settings, save_settings
 from .themes import DEFAULT_THEME, domain_defaults, load_themes
+
+if TYPE_CHECKING:
+    from .live import LiveWatch, WatchSpec
 
 __all__ = ["SAMPLE_NOTE", "CutediffApp"]
 
@@ -54,6 +59,7 @@ class CutediffApp(App[None]):
         versions: list[str] | None = None,
         installed: set[str] | None = None,
         gpu_probe: dict | bool | None = False,
+        watch: WatchSpec | None = None,
     ) -> None:
         """Open ``comparison`` (a ``cutediff.comparison/2`` dict).
 
@@ -63,6 +69,7 @@ class CutediffApp(App[None]):
             versions: DSL versions for the compare dialog (None: ask the package index).
             installed: versions with an environment already (None: look them up).
             gpu_probe: what the bench pane reports as the GPU (False: run nvidia-smi).
+            watch: recompile on every save of these sources and refresh in place (``--watch``).
         """
         super().__init__()
         from cutediff_tui.core.sanitize import visible_strings
@@ -72,6 +79,8 @@ class CutediffApp(App[None]):
         self.versions = versions
         self.installed = installed
         self.gpu_probe = gpu_probe
+        self.watch_spec = watch
+        self.live: LiveWatch | None = None
         self.settings: Settings = load_settings()
         loaded = load_themes()
         self.theme_problems = loaded.problems
@@ -92,6 +101,79 @@ class CutediffApp(App[None]):
             self.notify(SAMPLE_NOTE, title="bundled sample", timeout=20, markup=False)
         for problem in self.theme_problems:
             self.notify(f"Theme file skipped: {problem}", severity="warning", timeout=6, markup=False)
+        from cutediff_tui.core import warm
+
+        warm.enable()  # compiles of this session (watch, the compare dialog) share warm workers
+        if self.watch_spec is not None:
+            self.start_watch()
+
+    def on_unmount(self) -> None:
+        from cutediff_tui.core import warm
+
+        self.stop_watch()
+        warm.disable()
+
+    # ------------------------------------------------------------------ watch
+
+    def start_watch(self) -> None:
+        """Recompile on every save of the recipe's sources (see :mod:`.live`)."""
+        from .live import LiveWatch, spec_from_comparison
+
+        if self.live is None:
+            if self.watch_spec is None:
+                from cutediff_tui.core.errors import CutediffError
+
+                try:
+                    self.watch_spec = spec_from_comparison(self.comparison)
+                except CutediffError as exc:
+                    self.notify(exc.sentence(), title="watch", severity="warning", timeout=8, markup=False)
+                    return
+            self.live = LiveWatch(self, self.watch_spec)
+        self.live.start()
+        names = ", ".join(p.name for p in self.live.files()[:3])
+        self.notify(f"Watching {names}: save to recompile; w stops.", title="watch", timeout=5, markup=False)
+
+    def stop_watch(self) -> None:
+        """Stop watching (a compile in flight is cancelled; the warm workers stop)."""
+        if self.live is not None and self.live.running:
+            self.live.stop()
+            self.watch_spec = self.live.spec
+
+    def toggle_watch(self) -> None:
+        if self.live is not None and self.live.running:
+            self.stop_watch()
+            for screen in self._main_screens():
+                screen.live_idle()
+            self.notify("Stopped watching.", title="watch", timeout=3)
+        else:
+            self.start_watch()
+
+    def _main_screens(self) -> list[MainScreen]:
+        return [s for s in self.screen_stack if isinstance(s, MainScreen)]
+
+    @on(LiveCompiling)
+    def live_compiling(self, message: LiveCompiling) -> None:
+        for screen in self._main_screens():
+            screen.post_message(LiveCompiling(message.sides, message.files))
+
+    @on(LiveError)
+    def live_error(self, message: LiveError) -> None:
+        for screen in self._main_screens():
+            screen.post_message(LiveError(message.error, message.change))
+
+    @on(LiveResult)
+    def live_result(self, message: LiveResult) -> None:
+        from cutediff_tui.core.sanitize import visible_strings
+
+        comparison = visible_strings(message.comparison)
+        if not any(v.get("error") for v in (comparison.get("sides") or {}).values()):
+            self.comparison = comparison
+        for screen in self._main_screens():  # the screen recomposes in its own context
+            screen.post_message(LiveResult(comparison, message.change))
+
+    def watched_files(self) -> list[Path]:
+        """The files the watch follows now (none when not watching)."""
+        return self.live.files() if self.live is not None else []
 
     def watch_theme(self, theme: str) -> None:
         if self.is_running and theme != self.settings.theme:
@@ -159,7 +241,9 @@ class CutediffApp(App[None]):
             self.open_comparison(comparison)
 
     def open_comparison(self, comparison: dict) -> None:
-        """Show another comparison in place of the current one."""
+        """Show another comparison in place of the current one (a watch of the old one stops)."""
+        self.stop_watch()
+        self.live, self.watch_spec = None, None
         self.comparison = comparison
         self.switch_screen(MainScreen(comparison, normalised=self.settings.normalise))
         errors = [f"{s.upper()}: {v['error']}" for s, v in comparison.get("sides", {}).items() if v.get("error")]

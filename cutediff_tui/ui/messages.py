@@ -27,6 +27,9 @@ __all__ = [
     "CrosscheckFinished",
     "ReportWritten",
     "GpuProbed",
+    "LiveCompiling",
+    "LiveError",
+    "LiveResult",
 ]
 
 
@@ -97,3 +100,27 @@ class GpuProbed(Message):
     """What ``nvidia-smi`` said about the local GPU (None: no GPU)."""
 
     gpu: dict[str, Any] | None
+
+
+@dataclass
+class LiveCompiling(Message, bubble=False):  # the app hands it to each main screen
+    """The watched sources changed: these sides are being recompiled."""
+
+    sides: set[str]
+    files: str
+
+
+@dataclass
+class LiveResult(Message, bubble=False):  # the app hands it to each main screen
+    """A recompile under watch finished (side errors, if any, are in the comparison)."""
+
+    comparison: dict
+    change: Any
+
+
+@dataclass
+class LiveError(Message, bubble=False):  # the app hands it to each main screen
+    """A recompile under watch could not run (one sentence), for the sides the change feeds."""
+
+    error: str
+    change: Any

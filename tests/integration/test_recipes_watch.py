@@ -162,3 +162,65 @@ def test_cursor_stays_on_the_source_line_after_an_edit(compile_cache, monkeypatc
     assert new_row is not None
     moved = new_model.line_at(new_row, "b")
     assert moved.line == add_line + 3 and moved.file == anchor.file
+
+
+async def test_tui_watch_refreshes_in_place_and_keeps_the_last_good_result(compile_cache, monkeypatch):
+    """The acceptance test of the TUI watch: edit the recipe while the TUI watches it (real
+    compiles on warm workers); the pane refreshes with the cursor on the same instruction; a
+    syntax error shows in the panes with its line while the previous result stays."""
+    import asyncio
+
+    from cutediff_tui.core import warm
+    from cutediff_tui.core.options import compare_options as build_options
+    from cutediff_tui.core.recipes.sources import plan_sources, run_compare_plan
+    from cutediff_tui.ui.app import CutediffApp
+    from cutediff_tui.ui.live import LiveBanner, WatchSpec
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(compile_cache))
+    recipe_file = _stable_copy(compile_cache, "tui_add.py")
+    opts = build_options("4.5.1", "4.8.0", {"kernel": str(recipe_file), "arch": "sm_90a", "with_": tuple(PINS[1::2])})
+    plan = plan_sources(opts.recipe)
+
+    async def until(pred, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if pred():
+                return True
+            await asyncio.sleep(0.1)
+        return pred()
+
+    with warm.session():
+        first = run_compare_plan(opts, plan)
+        app = CutediffApp(
+            first,
+            versions=["4.5.1", "4.8.0"],
+            installed={"4.5.1", "4.8.0"},
+            gpu_probe=None,
+            watch=WatchSpec(opts, plan, {}),
+        )
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = app.screen
+            assert await until(lambda: screen.model is not None, 60)
+            text = recipe_file.read_text()
+            add_line = next(i for i, ln in enumerate(text.splitlines(), 1) if ADD in ln)
+            screen.active_side = "b"
+            screen.jump(str(add_line))
+            await pilot.pause()
+            before = screen.current_line("b")
+            assert before is not None and before.line == add_line
+            shown = screen.comparison
+            # two lines above the statement: the same instruction is now two lines further down
+            token = uuid.uuid4().hex[:8]
+            recipe_file.write_text(text.replace("import cutlass\n", f"import cutlass\n# {token}\n# edit\n", 1))
+            assert await until(lambda: screen.comparison is not shown and screen.model is not None, 180)
+            await pilot.pause()
+            after = screen.current_line("b")
+            assert after is not None and after.line == add_line + 2 and after.opcode == before.opcode
+            assert all(screen.query_one(f"#live-{s}", LiveBanner).state == "" for s in "ab")
+            good = screen.comparison
+            recipe_file.write_text(recipe_file.read_text().replace("    m, n = gA.shape\n", "    m, n = gA.shape +\n"))
+            assert await until(lambda: screen.query_one("#live-b", LiveBanner).state == "error", 60)
+            banner = str(screen.query_one("#live-b", LiveBanner).render())
+            assert "syntax error" in banner and "m, n = gA.shape +" in banner
+            assert screen.comparison is good and screen.model is not None
+        assert app.live is None or not app.live.running

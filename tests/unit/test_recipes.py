@@ -294,8 +294,6 @@ def test_cli_source_and_param_errors(tmp_path):
     assert proc.returncode == 2 and "Side A's recipe source" in one_sentence(proc.stderr)
     proc = _cli(["compare", "4.8.0", "4.8.0", "--kernel", str(SAMPLE), "--param", "cols=wide"], tmp_path)
     assert "--param cols='wide' is not an integer" in one_sentence(proc.stderr)
-    proc = _cli(["compare", "4.8.0", "4.8.0", "--kernel", str(SAMPLE), "--watch", "--tui"], tmp_path)
-    assert "--watch runs headless" in one_sentence(proc.stderr)
 
 
 # ---------------------------------------------------------------- sources

@@ -21,10 +21,12 @@
 | x                | cross-check with other ptxas versions                      |
 | b                | benchmark pane                                             |
 | e                | export the report: pick the format and the file, or copy it |
+| w                | watch the recipe's sources: recompile and refresh on save (w again stops) |
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,7 +42,8 @@ from textual.worker import Worker, WorkerState
 
 from cutediff_tui.core.sanitize import truncate
 
-from ..messages import CrosscheckFinished, ModelReady, ReportWritten
+from ..live import LiveBanner, error_for_side
+from ..messages import CrosscheckFinished, LiveCompiling, LiveError, LiveResult, ModelReady, ReportWritten
 from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, parse_jump
 from ..widgets.bars import ColumnHeader, PaneTitle, ViewBar
 from ..widgets.code_pane import CodePane
@@ -57,6 +60,14 @@ __all__ = ["MainScreen", "MIN_SIZE"]
 #: Smallest terminal (columns, rows) the layout is drawn for.
 MIN_SIZE = (60, 16)
 OTHER = {"a": "b", "b": "a"}
+
+
+def changed_figures(old: dict, new: dict) -> set[str]:
+    """Names of the resource figures whose A or B value differs between two versions of a kernel."""
+    from ..widgets.metrics import resource_rows
+
+    before = {r[0]: r[2:4] for r in resource_rows(old)}
+    return {r[0] for r in resource_rows(new) if before.get(r[0]) != r[2:4]}
 
 
 def _sentence(exc: BaseException | None) -> str:
@@ -211,6 +222,14 @@ class MainScreen(Screen[None]):
             tooltip="The benchmark pane: time A and B on the local GPU",
         ),
         Binding(
+            "w",
+            "watch",
+            "Watch",
+            show=False,
+            id="compare.watch",
+            tooltip="Watch the recipe's sources: recompile the changed side on save and refresh here (w stops)",
+        ),
+        Binding(
             "e",
             "export",
             "Export",
@@ -244,6 +263,9 @@ class MainScreen(Screen[None]):
         self.search_status = ""
         """The match counter of the last search ("match 3/44"), shown in the view bar."""
         self._syncing = False
+        self.live_state: dict[str, tuple[str, str]] = {}
+        """Per side: the watch state ("compiling" / "error") and its text, kept over a refresh."""
+        self._keep: tuple | None = None
         self.set_reactive(MainScreen.normalised, normalised)
 
     # ------------------------------------------------------------------ layout
@@ -263,6 +285,7 @@ class MainScreen(Screen[None]):
                         with Vertical(classes="side", id=f"side-{s}"):
                             yield PaneTitle(s, id=f"title-{s}")
                             yield ColumnHeader(id=f"columns-{s}")
+                            yield LiveBanner(s, id=f"live-{s}")
                             yield CodePane(s, id=f"pane-{s}").data_bind(
                                 cursor=MainScreen.cursor, normalised=MainScreen.normalised
                             )
@@ -271,12 +294,17 @@ class MainScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self._wire()
+
+    def _wire(self) -> None:
         a, b = self.query_one("#pane-a", CodePane), self.query_one("#pane-b", CodePane)
         self.watch(a, "scroll_y", lambda y: self._sync_scroll(b, y=y), init=False)
         self.watch(b, "scroll_y", lambda y: self._sync_scroll(a, y=y), init=False)
         self.watch(a, "scroll_x", lambda x: self._sync_scroll(b, x=x), init=False)
         self.watch(b, "scroll_x", lambda x: self._sync_scroll(a, x=x), init=False)
         self._check_size()
+        for s, (state, text) in self.live_state.items():
+            self.query_one(f"#live-{s}", LiveBanner).show(state, text)
         self._show_kernel()
 
     def on_resize(self) -> None:
@@ -408,11 +436,17 @@ class MainScreen(Screen[None]):
             self.pane(s).set_model(model)
         self._update_columns()
         want = self._cursors.get((self.kernel_index, self.view), 0)
+        offset = 3
+        kept = self._keep is not None and self._keep[0] == (self.kernel_index, self.view)
+        if kept:
+            want, offset = self._kept_row(model)
         self.set_reactive(MainScreen.cursor, self.validate_cursor(want))
         for s in ("a", "b"):
             p = self.pane(s)
             p.set_reactive(CodePane.cursor, self.cursor)
-            p.scroll_to(y=max(0, self.cursor - 3), animate=False, immediate=True)
+            p.scroll_to(y=max(0, self.cursor - offset), animate=False, immediate=True)
+        if kept:  # freshly composed panes learn their height on the next refresh
+            self.call_after_refresh(self._scroll_panes, max(0, self.cursor - offset))
         if not model.side(self.active_side).lines and model.side(OTHER[self.active_side]).lines:
             self.active_side = OTHER[self.active_side]
         self._update_titles()
@@ -422,6 +456,103 @@ class MainScreen(Screen[None]):
             self._pending = None
             if action == "spill":
                 self.action_spill(step)
+
+    # ------------------------------------------------------------------ watch
+
+    def action_watch(self) -> None:
+        toggle = getattr(self.app, "toggle_watch", None)
+        if callable(toggle):
+            toggle()
+
+    def _watched(self) -> list[Path]:
+        files = getattr(self.app, "watched_files", None)
+        return files() if callable(files) else []
+
+    @on(LiveCompiling)
+    def live_compiling(self, message: LiveCompiling) -> None:
+        """Show "compiling…" on the sides being rebuilt (their last listing stays)."""
+        for s in message.sides:
+            self._live(s, "compiling", f"{message.files} changed: compiling…")
+
+    @on(LiveError)
+    def live_failed(self, message: LiveError) -> None:
+        sides = set(getattr(message.change, "sides", None) or ()) or {"a", "b"}
+        self.live_idle()
+        self.live_error(message.error, sides, self._watched())
+
+    def live_error(self, sentence: str, sides: set[str], files: list[Path]) -> None:
+        """Show an error on ``sides``; the comparison on screen stays (the last good result)."""
+        for s in sides:
+            self._live(s, "error", error_for_side(sentence, files) + "\n(showing the last good build)")
+
+    def live_idle(self) -> None:
+        for s in ("a", "b"):
+            self._live(s, "", "")
+
+    def _live(self, side: str, state: str, text: str) -> None:
+        self.live_state[side] = (state, text)
+        self.query_one(f"#live-{side}", LiveBanner).show(state, text)
+
+    @on(LiveResult)
+    async def live_result(self, message: LiveResult) -> None:
+        """Swap in a recompiled comparison, keeping kernel, view, cursor line and scroll; flash the
+        figures that changed. A side that failed keeps the last good comparison on screen."""
+        from cutediff_tui.core.watch import cursor_anchor
+
+        comparison, change, files = message.comparison, message.change, self._watched()
+        failed = {s: v["error"] for s, v in (comparison.get("sides") or {}).items() if v.get("error")}
+        if failed:
+            self.live_idle()
+            for s, err in failed.items():
+                self.live_error(err, {s}, files)
+            return
+        self.live_idle()
+        old_kernel = self.kernel
+        name = old_kernel.get("name")
+        side = self.active_side
+        anchor = cursor_anchor(self.model, side, self.cursor) if self.model is not None else None
+        offset = self.cursor - round(self.pane(side).scroll_y)
+        kernels = comparison.get("kernels") or []
+        index = next(
+            (i for i, k in enumerate(kernels) if k.get("name") == name),
+            min(self.kernel_index, max(0, len(kernels) - 1)),
+        )
+        self.comparison = comparison
+        self.models.clear()
+        self._matches.clear()
+        self._cursors.clear()
+        self._keep = ((index, self.view), side, anchor, change, self.cursor, offset)
+        self.set_reactive(MainScreen.kernel_index, index)
+        await self.recompose()
+        for _ in range(100):  # the new panes may mount a pass later
+            if self.query("#pane-a") and self.query("#pane-b"):
+                break
+            await asyncio.sleep(0.01)
+        else:
+            return  # the screen is going away; nothing to wire
+        self._wire()
+        changed = changed_figures(old_kernel, self.kernel)
+        if changed:
+            self.query_one(MetricsPane).flash(changed)
+
+    def _scroll_panes(self, y: int, tries: int = 20) -> None:
+        """Scroll both panes to ``y`` once they are laid out (a pane scrolls only after that)."""
+        panes = [self.pane(s) for s in ("a", "b")]
+        if tries and any(not p.allow_vertical_scroll for p in panes if p.max_scroll_y):
+            self.set_timer(0.02, lambda: self._scroll_panes(y, tries - 1))
+            return
+        for p in panes:
+            p.scroll_to(y=y, animate=False, immediate=True)
+
+    def _kept_row(self, model: PaneModel) -> tuple[int, int]:
+        """The row and screen offset that keep the cursor where it was before a refresh."""
+        from cutediff_tui.core.watch import keep_cursor
+
+        assert self._keep is not None
+        _key, side, anchor, change, row, offset = self._keep
+        self._keep = None
+        kept = keep_cursor(model, side, anchor, change)
+        return (row if kept is None else kept), max(0, offset)
 
     # ------------------------------------------------------------------ workers
 

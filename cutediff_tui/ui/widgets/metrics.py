@@ -177,6 +177,19 @@ class MetricsPane(Vertical):
         self.kernel: dict = {}
         self.rows: list[tuple[str, str, str, str, str]] = []
         self.class_data: list[tuple[str, str, Any, Any, int]] = []
+        self.flashing: set[str] = set()
+        """Figures shown highlighted because a recompile under watch changed them."""
+
+    def flash(self, names: set[str], seconds: float = 4.0) -> None:
+        """Highlight the rows of ``names`` for ``seconds`` (figures changed since the last save)."""
+        self.flashing = set(names)
+        self.show_kernel(self.kernel)
+        self.set_timer(seconds, self._unflash)
+
+    def _unflash(self) -> None:
+        if self.flashing:
+            self.flashing = set()
+            self.show_kernel(self.kernel)
 
     def compose(self) -> ComposeResult:
         yield Static(id="resources", classes="metrics-block")
@@ -196,7 +209,9 @@ class MetricsPane(Vertical):
         for key, label, va, vb, d in self.rows:
             fig = by_name(key)
             _, style = _delta(fig, fig.value(kernel.get("a")), fig.value(kernel.get("b"))) if fig else ("", "")
-            lines.append(_row(label, va, vb, d, style, "$text-muted"))
+            lines.append(
+                _row(label, va, vb, d, style, "bold reverse $accent" if key in self.flashing else "$text-muted")
+            )
         al = kernel.get("alignment") or {}
         if al.get("match_pct") is not None:
             lines.append(_row("SASS match", "", f"{al['match_pct']:.1f}%", "", "", "$text-muted"))

@@ -1,0 +1,191 @@
+"""Faults of the live loop: warm workers and watch mode (real DSL 4.8.0 environment, real compiles).
+
+A warm worker killed mid-compile is replaced and the compile retried once; a watched recipe that
+is deleted gives one sentence and is picked up again when it comes back; two quick saves give one
+result, of the last content; Ctrl-C ends ``--watch`` with one sentence and leaves no process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cutediff_tui.core import warm
+from cutediff_tui.core.build import BuildRequest, compile_build, warm_key
+from cutediff_tui.core.events import render_event
+from cutediff_tui.core.gpu import resolve_profile
+from cutediff_tui.core.recipes import coerce_params, get_recipe
+
+from .helpers import PIN_LIST, PINS, ROOT
+
+pytestmark = pytest.mark.slow
+SAMPLE = ROOT / "samples" / "recipes" / "elementwise_add.py"
+BODY = '    """Elementwise add C = A + B on a (dynamic rows x cols) row-major tensor."""\n'
+
+
+def recipe_copy(folder: Path, name: str, *, sleep: float = 0.0, vec: int = 4) -> Path:
+    """The sample recipe, optionally sleeping before its compile, with another default ``vec``."""
+    text = SAMPLE.read_text().replace('Param("vec", "int", 4,', f'Param("vec", "int", {vec},')
+    if sleep:
+        text = text.replace(BODY, BODY + f"    import time\n    time.sleep({sleep})\n")
+    f = folder / name
+    f.write_text(text)
+    return f
+
+
+def children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(p.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_warm_worker_killed_mid_compile_is_replaced_and_the_compile_retried(own_cache, env48, tmp_path):
+    rec_file = recipe_copy(tmp_path, "sleepy_add.py", sleep=4)
+    recipe = get_recipe(str(rec_file))
+    req = BuildRequest(env48, recipe, coerce_params(recipe, {}), resolve_profile(arch="sm_90a"))
+    notes: list[str] = []
+    result: dict = {}
+    with warm.session() as pool:
+
+        def run() -> None:
+            try:
+                result["build"] = compile_build(req, progress=lambda e: notes.append(render_event(e)))
+            except Exception as exc:  # reported below
+                result["error"] = exc
+
+        t = threading.Thread(target=run)
+        t.start()
+        deadline = time.monotonic() + 300
+        server = None
+        while time.monotonic() < deadline and server is None:  # wait until a child compiles
+            w = pool.workers.get(warm_key(req.env, req.lineinfo))
+            if w is not None and any(j.pid for j in list(w.jobs.values())):
+                server = w.pid
+            time.sleep(0.05)
+        assert server is not None, notes
+        os.kill(server, signal.SIGKILL)
+        t.join(300)
+        assert "build" in result, result.get("error")
+        assert len(result["build"].kernels) == 1
+        assert any("warm compile worker died" in n and "compiling again" in n for n in notes), notes
+        assert pool.replaced == 1 and pool.pids() and server not in pool.pids()
+    assert not pool.pids()  # the session stopped its servers
+    assert not list((own_cache / "artifacts").glob(".tmp-*"))
+
+
+def _watch(opts_file: Path, **kw):
+    from cutediff_tui.core.options import compare_options
+    from cutediff_tui.core.recipes.sources import plan_sources
+    from cutediff_tui.core.watch import CompareWatch
+
+    opts = compare_options("4.8.0", "4.8.0", {"kernel": str(opts_file), "arch": "sm_90a", "with_": tuple(PIN_LIST)})
+    results: list = []
+    errors: list = []
+    watch = CompareWatch(
+        opts,
+        plan_sources(opts.recipe),
+        interval=0.05,
+        on_result=lambda c, ch: results.append((c, ch)),
+        on_error=lambda msg, ch: errors.append(msg),
+        **kw,
+    )
+    return watch, results, errors
+
+
+def _until(pred, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+def test_recipe_deleted_while_watched_then_back(own_cache, env48, tmp_path):
+    rec_file = recipe_copy(tmp_path, "gone_add.py")
+    watch, results, errors = _watch(rec_file)
+    with warm.session():
+        watch.start(initial=False)
+        try:
+            time.sleep(0.3)
+            rec_file.unlink()
+            assert _until(lambda: errors, 60), "no error after the recipe was deleted"
+            assert "gone_add.py does not exist" in errors[0] and "Traceback" not in errors[0]
+            assert not results
+            recipe_copy(tmp_path, "gone_add.py", vec=2)
+            assert _until(lambda: results, 300), errors
+            assert results[-1][0]["recipe"]["params"]["vec"] == 2
+        finally:
+            watch.stop()
+
+
+def test_two_quick_saves_give_one_result_of_the_last_content(own_cache, env48, tmp_path):
+    rec_file = recipe_copy(tmp_path, "twice_add.py")
+    started: list = []
+    watch, results, errors = _watch(rec_file, on_start=started.append)
+    with warm.session():
+        watch.start(initial=False)
+        try:
+            time.sleep(0.3)
+            recipe_copy(tmp_path, "twice_add.py", vec=8)
+            time.sleep(0.02)
+            recipe_copy(tmp_path, "twice_add.py", vec=2)
+            assert _until(lambda: results, 300), errors
+            time.sleep(3)  # nothing else arrives
+        finally:
+            watch.stop()
+    assert len(results) == 1, [r[0]["recipe"]["params"] for r in results]
+    assert results[0][0]["recipe"]["params"]["vec"] == 2
+    assert not errors
+
+
+def test_ctrl_c_stops_watch_with_one_sentence_and_no_process_left(own_cache, env48, tmp_path):
+    rec_file = recipe_copy(tmp_path, "interrupted_add.py")
+    env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(own_cache))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cutediff_tui.cli", "compare", "4.8.0", "4.8.0", *PINS]
+        + ["--kernel", str(rec_file), "--arch", "sm_90a", "--watch"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert _until(lambda: len(children(proc.pid)) >= 2 or proc.poll() is not None, 300)
+        assert _until(lambda: proc.poll() is not None or _ready(own_cache), 300)
+        servers = children(proc.pid)
+        grandchildren = [c for s in servers for c in children(s)]
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "stopped watching." in err and "Traceback" not in err, err[-2000:]
+    assert servers and _until(lambda: not any(alive(p) for p in servers + grandchildren), 10)
+
+
+def _ready(cache: Path) -> bool:
+    """The first comparison of the watched recipe is in the cache (the watch is on)."""
+    return any((cache / "comparisons").glob("*.json")) if (cache / "comparisons").is_dir() else False
