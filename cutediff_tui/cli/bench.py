@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..core.errors import CutediffError
-from ..core.options import command_line, compare_options
+from ..core.options import command_line, compare_options, parse_side_params
 from .common import (
     complete_versions,
     emit_json,
@@ -25,16 +25,6 @@ from .common import (
     recipe_options,
     standard_options,
 )
-
-
-def _side_params(items: tuple[str, ...], flag: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        if "=" not in item:
-            raise CutediffError(f"{flag} {item!r} is not NAME=VALUE.", f"Write it as e.g. {flag} hdim=64.")
-        k, v = item.split("=", 1)
-        out[k.replace("-", "_")] = v
-    return out
 
 
 @click.command(
@@ -81,7 +71,7 @@ def bench(a: str, b: str, **kw: Any) -> None:
     if kw["rounds"] < 1 or kw["iters"] < 1 or kw["warmup"] < 0:
         raise CutediffError("--rounds and --iters must be at least 1 and --warmup at least 0.")
     opts = compare_options(a, b, kw)
-    side_params = (_side_params(kw["a_params"], "--a-param"), _side_params(kw["b_params"], "--b-param"))
+    side_params = (parse_side_params(kw["a_params"], "--a-param"), parse_side_params(kw["b_params"], "--b-param"))
     plan = plan_bench(
         opts,
         side_params,

@@ -56,6 +56,8 @@ from .common import (
     help="Side A compiles the recipe file from here: a PATH (file, or a checkout holding it) or git:REV.",
 )
 @click.option("--b-source", default=None, help="Side B compiles the recipe file from here: a PATH or git:REV.")
+@click.option("--a-param", "a_params", multiple=True, help="Recipe parameter for side A only, NAME=VALUE (repeatable).")
+@click.option("--b-param", "b_params", multiple=True, help="Recipe parameter for side B only, NAME=VALUE (repeatable).")
 @click.option(
     "--watch", is_flag=True, help="Recompile and reprint when the recipe's source files change (Ctrl-C stops)."
 )
@@ -65,6 +67,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     """Compile a recipe under toolchains A and B (in parallel) and compare the kernels.
 
     A and B are DSL versions with optional pins, e.g. 4.5.1 or 4.8.0,quack-kernels==0.6.5.
+    --a-param/--b-param set a recipe parameter on one side only (two settings, one toolchain).
     --kernel takes a built-in recipe or a recipe file/module (cutediff recipes lists them).
     """
     from ..core.recipes.sources import run_compare_plan

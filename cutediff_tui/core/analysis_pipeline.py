@@ -454,11 +454,15 @@ def _ptx_entry(text: str, symbol: str | None = None):
 
 
 def alignment_summary(al, top: int = 40) -> dict:
-    """Match figures and the costliest hunks, as plain data."""
+    """Match figures (``matched`` pairs of ``a_count`` A and ``b_count`` B instructions; ``total``
+    is their sum) and the costliest hunks, as plain data."""
     hunks = sorted(al.hunks, key=lambda h: -h.cost)[:top]
+    a_count = sum(1 for r in al.rows if r.a_index is not None)
     return {
         "matched": al.matched,
         "total": al.total,
+        "a_count": a_count,
+        "b_count": al.total - a_count,
         "match_pct": round(al.match_pct, 2),
         "rows": len(al.rows),
         "counts": dict(al.counts),
@@ -537,6 +541,7 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             "pins": [str(p) for p in o.spec.pins],
             "env": o.env_name,
             "versions": o.versions,
+            "params": o.params,
             "error": o.error or err,
             "build_key": build.key if build else None,
             "lineinfo_key": o.lineinfo_build.key if o.lineinfo_build else None,

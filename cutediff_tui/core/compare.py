@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from .build import BuildRequest, compile_build
@@ -34,7 +35,7 @@ def run_side(
     cancel: threading.Event | None = None,
 ) -> SideOutcome:
     """Environment, plain build and line-info build for one side; errors are kept, not raised."""
-    out = SideOutcome(spec=spec)
+    out = SideOutcome(spec=spec, params=dict(opts.params))
     t0 = time.monotonic()
     progress = for_side(progress, side)  # type: ignore[arg-type]
     try:
@@ -116,7 +117,9 @@ def run_compare(
     preflight(opts)
     t0 = time.monotonic()
     cancel = cancel if cancel is not None else threading.Event()
-    per_side = side_opts or (opts, opts)
+    per_side = tuple(
+        replace(o, params=o.params_for(i)) if o.side_params[i] else o for i, o in enumerate(side_opts or (opts, opts))
+    )
     pool = ThreadPoolExecutor(max_workers=2)
     try:
         futures = [
