@@ -28,6 +28,7 @@ from .common import (
     recipe_options,
     side_error_lines,
     standard_options,
+    state,
     write_output,
 )
 
@@ -125,8 +126,17 @@ def write_or_print(
 
 
 def print_side_errors(comparison: dict) -> list[str]:
-    """Print the sides' errors as ``error:`` lines; returns them."""
+    """Print the sides' errors as ``error:`` lines (with ``--debug``, each failed side's log and
+    the recipe's traceback first); returns them."""
+    from ..core.files import display
+
     errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
+    if errors and state().debug:
+        for name, side in comparison["sides"].items():
+            if side.get("error"):
+                log = side.get("error_log") or "(this side left no log: it failed before its compile started)"
+                err_console.rule(f"side {name.upper()}: log and traceback", style="red")
+                err_console.print(escape(display(log)), soft_wrap=True, highlight=False)
     for e in side_error_lines(errors):
         err_console.print(f"[bold red]error:[/] {escape(e)}", soft_wrap=True)
     sys.stdout.flush()

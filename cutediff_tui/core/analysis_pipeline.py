@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from .options import CompareOptions, SideOutcome
 
 ANALYSIS_VERSION = 1
+ERROR_LOG_LINES = 200
+"""The last lines of a failed side's log kept in the comparison (``sides.X.error_log``)."""
 
 
 def analysis_digest() -> str:
@@ -561,6 +563,8 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             ],
             "packages": build.manifest.get("packages", {}) if build else {},
         }
+        if o.error and o.error_log:  # the worker's output and the recipe's traceback, for --debug
+            sides[s]["error_log"] = "\n".join(o.error_log.rstrip().splitlines()[-ERROR_LOG_LINES:])
         for _name, m in _kernels:
             for note in m.pop("_repairs", None) or []:
                 progress(f"side {s.upper()}: {note}")

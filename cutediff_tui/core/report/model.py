@@ -474,6 +474,7 @@ class SpillLine:
     loop_depth: int = 0
     inline: str = ""
     source: str = ""
+    side_source: dict = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -520,11 +521,15 @@ def spill_lines(k: dict) -> list[SpillLine]:
                 if isinstance(first, (list, tuple)) and len(first) >= 2:
                     g.inline = f"{short_path(str(first[0]))}:{first[1]}"
             src = site.get("source") or site.get("source_text")
-            if src and not g.source:
-                g.source = str(src).strip()
+            if src and s not in g.side_source:
+                g.side_source[s] = str(src).strip()
     out = list(groups.values())
-    sources = {**(metrics(k, "a").get("sources") or {}), **(metrics(k, "b").get("sources") or {})}
     for g in out:
+        # The code is quoted from the side the sites belong to (B's where B has some, else A's):
+        # the two sides' files may differ (two sources, two versions of a package).
+        s = "b" if g.stores["b"] or g.loads["b"] else "a"
+        sources = metrics(k, s).get("sources") or {}
+        g.source = g.side_source.get(s, "")
         if not g.source and g.file and sources.get(g.file):  # only files the result maps (confined on load)
             g.source = source_line(str(sources[g.file]), g.line)
     out.sort(key=lambda g: (-g.total("b"), -g.total("a"), g.file is None, str(g.file), g.line or 0))

@@ -157,7 +157,7 @@ class CompareScreen(ModalScreen[dict | None]):
             with Horizontal(classes="field"):
                 yield Label("recipe", classes="field-label")
                 yield Select(
-                    [(f"{r.name}  {r.summary}", r.name) for r in BUILTINS.values()],
+                    [(Content(f"{r.name}  {r.summary}"), r.name) for r in BUILTINS.values()],
                     value=recipe if recipe in BUILTINS else next(iter(BUILTINS)),
                     allow_blank=False,
                     id="recipe",
