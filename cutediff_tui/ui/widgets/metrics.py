@@ -237,8 +237,8 @@ class MetricsPane(Vertical):
             lines.append(_row(label, va, vb, d, style, "$text-muted"))
         pairs = instruction_match(kernel)
         if pairs is not None:
-            lines.append(_row("SASS match", f"{pairs.matched}", "pairs", "", "", "$text-muted"))
-            lines.append(Content.styled(f"  of A {pairs.a_count} · B {pairs.b_count} instructions", "$text-muted"))
+            lines.append(_row("SASS match", "", f"{pairs.matched} pairs", "", "", "$text-muted"))
+            lines.append(Content.styled(f"  of A {pairs.a_count} and B {pairs.b_count} instructions", "$text-muted"))
         if kernel.get("pair_error"):
             lines.append(Content.assemble((kernel["pair_error"], "$text-error")))
         self.query_one("#resources", Static).update(Content("\n").join(lines))
