@@ -110,7 +110,7 @@ def comparison_tables(c: dict) -> list:
                 _fmt(cell.stack),
                 _fmt(cell.spill_stores),
                 _fmt(cell.spill_loads),
-                note,
+                Text(note),  # a ptxas message: shown as written, never as markup
             )
         out.append(t)
         out.append(Text(f"  verdict: {m.verdict}", style="bold"))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from ..core.errors import CutediffError
 from ..core.options import command_line, compare_options, parse_side_params
@@ -101,7 +102,7 @@ def bench(a: str, b: str, **kw: Any) -> None:
         out_console.print(renderable)
     prof = result.get("profile") or {}
     if prof.get("error"):
-        err_console.print(f"[yellow]profile:[/] {prof['error']}", soft_wrap=True)
+        err_console.print(f"[yellow]profile:[/] {escape(str(prof['error']))}", soft_wrap=True)
 
 
 for _p in bench.params:  # the bench's default recipe is FA4 forward + backward (compare's is the forward)

@@ -145,3 +145,21 @@ def test_diff_of_a_result_folder_takes_each_kernel_once_not_its_lineinfo_twin(tm
     (tmp_path / "y" / "k.cubin").write_bytes(b"")
     lone = sorted(tmp_path.rglob("*.cubin"))
     assert without_lineinfo_twins(lone) == lone  # a line-info folder without its twin is a kernel
+
+
+# ---------------------------------------------------------------- Rich markup in the terminal
+
+
+def test_compiler_text_in_the_terminal_tables_is_never_markup():
+    """A ptxas message and a kernel name with brackets print as written (``[i]`` vanished)."""
+    from rich.console import Console
+
+    from cutediff_tui.render import comparison_tables
+
+    c = make_comparison(bench=False, crosscheck=True)
+    cell = c["crosscheck"]["FlashAttentionForwardSm100"]["matrix"][0]
+    cell["error"] = "ptxas fatal: bad operand x[i] in [bold]fma[/bold]"
+    con = Console(width=300, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    for r in comparison_tables(c):
+        con.print(r)
+    assert "ptxas fatal: bad operand x[i] in [bold]fma[/bold]" in con.export_text()

@@ -238,3 +238,13 @@ def test_side_params_round_trip_through_the_json(tmp_path):
     again = read_comparison(p)
     assert typed(again).sides["b"].params == {"bits": 16}
     assert json.loads(p.read_text())["sides"]["a"]["params"] == {"bits": 128}
+
+
+def test_report_recipe_row_names_each_sides_own_params():
+    from cutediff_tui.core.report import model as M
+
+    c = load_json(bundled_sample_dir() / "comparison.json")
+    c["sides"]["a"]["params"] = {**c["recipe"]["params"], "hdim": 128}
+    c["sides"]["b"]["params"] = {**c["recipe"]["params"], "hdim": 64}
+    (row,) = [v for k, v in M.host_rows(c) if k == "Recipe"]
+    assert row.endswith("A: hdim=128; B: hdim=64)") and "hdim=128," not in row

@@ -298,8 +298,14 @@ def host_rows(c: dict) -> list[tuple[str, str]]:
     rec = c.get("recipe") or {}
     if rec.get("name"):
         params = rec.get("params") or {}
-        ptxt = ", ".join(f"{k}={_param(v)}" for k, v in params.items() if v is not None)
-        rows.append(("Recipe", str(rec["name"]) + (f" ({ptxt})" if ptxt else "")))
+        own = {x: (side(c, x).get("params") or {}) for x in SIDES}
+        differ = {k for k in own["a"] if k in own["b"] and own["a"][k] != own["b"][k]}
+        ptxt = ", ".join(f"{k}={_param(v)}" for k, v in params.items() if v is not None and k not in differ)
+        per_side = "; ".join(
+            f"{x.upper()}: " + ", ".join(f"{k}={_param(own[x][k])}" for k in own[x] if k in differ) for x in SIDES
+        )
+        text = ", ".join(t for t in (ptxt, per_side if differ else "") if t)
+        rows.append(("Recipe", str(rec["name"]) + (f" ({text})" if text else "")))
     return rows
 
 
