@@ -102,3 +102,18 @@ def test_a_failing_recipe_shows_its_traceback_with_debug_only(compile_cache, tmp
     assert loud.returncode == 2
     assert "Traceback (most recent call last)" in loud.stderr and "helper_that_fails" in loud.stderr
     assert "\x1b[31m" not in loud.stderr
+
+
+def test_python_api_takes_per_side_params(compile_cache, monkeypatch):
+    """``cutediff.compare(..., a_params=, b_params=)`` is ``--a-param``/``--b-param`` (served from the
+    builds of the test above when it ran first)."""
+    import cutediff
+    from cutediff_tui.core.model import side_labels
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(compile_cache))
+    res = cutediff.compare(
+        "4.8.0", "4.8.0", recipe=VECTOR_STORE, arch="sm_90a", a_params={"bits": 128}, b_params={"bits": 16}
+    )
+    assert not res.errors
+    assert side_labels(res.data) == {"a": "4.8.0 · bits=128", "b": "4.8.0 · bits=16"}
+    assert "--a-param bits=128 --b-param bits=16" in res.data["command"]
