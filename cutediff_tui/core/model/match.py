@@ -58,10 +58,11 @@ def instruction_match(kernel: Mapping[str, Any], what: str = "SASS") -> Instruct
     if na is None or nb is None:
         counts = []
         for s in ("a", "b"):
-            m = kernel.get(s)
-            m = m if isinstance(m, Mapping) else {}
+            raw = kernel.get(s)
+            m: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
             if what != "SASS":
-                m = m.get("ptx") if isinstance(m.get("ptx"), Mapping) else {}
+                ptx = m.get("ptx")
+                m = ptx if isinstance(ptx, Mapping) else {}
             counts.append(_int(m.get("instructions")))
         na, nb = counts
         if na is None or nb is None or (total is not None and na + nb != total):

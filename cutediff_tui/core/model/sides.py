@@ -31,6 +31,10 @@ def param_text(v: Any) -> str:
     return "none" if v is None else str(v)
 
 
+def _mapping(x: object) -> Mapping[str, Any]:
+    return x if isinstance(x, Mapping) else {}
+
+
 def _short_path(path: str) -> str:
     return PurePath(path.rstrip("/\\")).name or path
 
@@ -62,8 +66,8 @@ def _package(sd: Mapping[str, Any], name: str, pins: dict[str, str]) -> str | No
 
 def side_differences(c: Mapping[str, Any]) -> dict[str, list[str]]:
     """Per side, what sets it apart from the other: ``["flash-attn-4 4.0.0b16", "vec=4"]``."""
-    sides = c.get("sides") or {}
-    sd = {s: sides.get(s) if isinstance(sides.get(s), Mapping) else {} for s in SIDES}
+    sides = _mapping(c.get("sides"))
+    sd: dict[str, Mapping[str, Any]] = {s: _mapping(sides.get(s)) for s in SIDES}
     out: dict[str, list[str]] = {s: [] for s in SIDES}
     pins = {s: _pins(sd[s]) for s in SIDES}
     for name in sorted(set(pins["a"]) | set(pins["b"])):
@@ -75,15 +79,14 @@ def side_differences(c: Mapping[str, Any]) -> dict[str, list[str]]:
     if cuda["a"] and cuda["b"] and str(cuda["a"]) != str(cuda["b"]):
         for s in SIDES:
             out[s].append(f"cu{cuda[s]}")
-    recipe = c.get("recipe") if isinstance(c.get("recipe"), Mapping) else {}
-    sources = recipe.get("sources") if isinstance(recipe.get("sources"), Mapping) else {}
+    sources = _mapping(_mapping(c.get("recipe")).get("sources"))
     if sources and sources.get("a") != sources.get("b"):
         for s in SIDES:
             src = sources.get(s)
             out[s].append(
                 f"source {src if str(src).startswith('git:') else _short_path(str(src))}" if src else "recipe as given"
             )
-    params = {s: sd[s].get("params") if isinstance(sd[s].get("params"), Mapping) else {} for s in SIDES}
+    params = {s: _mapping(sd[s].get("params")) for s in SIDES}
     if params["a"] and params["b"]:
         for key in [k for k in params["a"] if k in params["b"]] + [k for k in params["b"] if k not in params["a"]]:
             va, vb = params["a"].get(key), params["b"].get(key)
@@ -102,7 +105,7 @@ def side_labels(c: Mapping[str, Any]) -> dict[str, str]:
 
 def shared_pins(c: Mapping[str, Any]) -> list[str]:
     """The pins both sides have alike (``flash-attn-4==4.0.0b16``), which the labels leave out."""
-    sides = c.get("sides") or {}
-    pa = [str(p) for p in (sides.get("a") or {}).get("pins") or []]
-    pb = {str(p) for p in (sides.get("b") or {}).get("pins") or []}
+    sides = _mapping(c.get("sides"))
+    pa = [str(p) for p in _mapping(sides.get("a")).get("pins") or []]
+    pb = {str(p) for p in _mapping(sides.get("b")).get("pins") or []}
     return [p for p in pa if p in pb]

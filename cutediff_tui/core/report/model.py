@@ -210,8 +210,8 @@ def mix_sentence(k: dict) -> str:
     if len(math) >= 2 and has_mma and all(a == b for _, a, b in math):
         # the kernel's math (what the original reports grep-count) is the same; the rest is bookkeeping
         return f"key opcodes unchanged ({', '.join(op for op, _, _ in math)} identical)"
-    moved = sorted(changed, key=lambda r: -abs(r[3] - r[2]))[:3]
-    return "instruction mix changed (" + ", ".join(f"{lab} {b - a:+d}" for _, lab, a, b in moved) + ")"
+    moved = sorted(changed, key=lambda r: -abs((r[3] or 0) - (r[2] or 0)))[:3]
+    return "instruction mix changed (" + ", ".join(f"{lab} {(b or 0) - (a or 0):+d}" for _, lab, a, b in moved) + ")"
 
 
 def kernel_sentence(c: dict, k: dict) -> str:
