@@ -45,6 +45,8 @@ def compare(
     gpu: str | None = None,
     num_sms: int | None = None,
     params: Mapping[str, Any] | None = None,
+    a_params: Mapping[str, Any] | None = None,
+    b_params: Mapping[str, Any] | None = None,
     pins: Sequence[str] = (),
     cuda: int | None = None,
     python: str | None = None,
@@ -66,6 +68,8 @@ def compare(
             module ``package.module[:function]`` (``--kernel``).
         arch, gpu, num_sms: the target (``--arch sm_103a``, ``--gpu b200``, ``--num-sms``).
         params: recipe parameters, e.g. ``{"hdim": 128, "causal": True}`` (``--hdim``, ``--param``).
+        a_params, b_params: parameters for one side only, over ``params`` (``--a-param``,
+            ``--b-param``), e.g. ``a_params={"bits": 128}, b_params={"bits": 16}``.
         pins: pins for both sides, e.g. ``["flash-attn-4==4.0.0b16"]`` (``--with``).
         cuda: the DSL libraries' CUDA flavour, 12 or 13 (default: as the host torch).
         python: the Python for DSL versions with no wheel for this one.
@@ -101,6 +105,8 @@ def compare(
         "extra_params": tuple(
             f"{k}={_text(v)}" for k, v in given.items() if k.replace("-", "_") not in PARAM_KEYS and v is not None
         ),
+        "a_params": tuple(f"{k}={_text(v)}" for k, v in (a_params or {}).items()),
+        "b_params": tuple(f"{k}={_text(v)}" for k, v in (b_params or {}).items()),
     }
     argv = ["compare", a, b, "--kernel", recipe]
     for flag, value in (("--arch", arch), ("--gpu", gpu), ("--num-sms", num_sms), ("--cuda", cuda)):
@@ -108,6 +114,8 @@ def compare(
             argv += [flag, str(value)]
     argv += [x for p in pins for x in ("--with", p)]
     argv += [x for k, v in given.items() if v is not None for x in ("--param", f"{k}={_text(v)}")]
+    for flag, side in (("--a-param", a_params), ("--b-param", b_params)):
+        argv += [x for k, v in (side or {}).items() for x in (flag, f"{k}={_text(v)}")]
     if crosscheck:
         argv += ["--crosscheck", ",".join(crosscheck)]
     opts = compare_options(a, b, kw, command="cutediff " + " ".join(shlex.quote(x) for x in argv))

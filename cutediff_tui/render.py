@@ -7,14 +7,16 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from .core.model import SIDES, typed
+from .core.model import SIDES, side_labels, typed
 from .core.model.changes import kernel_changes, verdict
 from .core.model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse
+from .core.model.match import instruction_match
+from .core.model.sides import shared_pins
 
 
 def _fmt(v: Any) -> str:
     if v is None:
-        return "-"
+        return "–"  # a side without the figure (failed, or the kernel is not built there)
     if isinstance(v, float):
         return f"{v:.2f}"
     return str(v)
@@ -52,30 +54,31 @@ def comparison_tables(c: dict) -> list:
     """The comparison as Rich renderables: a header, a table per kernel, remarks, new spill sites,
     the cross-check. Structure is read through the typed view; figures from the registry."""
     view = typed(c)
-    sa, sb = view.sides["a"], view.sides["b"]
+    labels = side_labels(c)
     out: list = [
         Text.assemble(
             ("cutediff ", "bold"),
             ((view.recipe.name if view.recipe else None) or "?", "cyan"),
             f" for {view.arch}  ",
             ("A ", "bold"),
-            sa.label or "",
+            labels["a"],
             "  vs  ",
             ("B ", "bold"),
-            sb.label or "",
+            labels["b"],
+            (f"  (both with {', '.join(shared_pins(c))})" if shared_pins(c) else "", "dim"),
         )
     ]
     for k, raw in zip(view.kernels, c["kernels"]):
         t = Table(title=k.name, title_justify="left", show_edge=False, pad_edge=False)
         t.add_column("")
-        t.add_column(f"A {sa.dsl}", justify="right")
-        t.add_column(f"B {sb.dsl}", justify="right")
+        t.add_column(f"A {labels['a']}", justify="right")
+        t.add_column(f"B {labels['b']}", justify="right")
         t.add_column("Δ", justify="right")
         for row in figure_rows(raw):
             t.add_row(*row)
-        al = k.alignment
-        if al:
-            t.add_row("SASS match", "", f"{al.match_pct or 0:.1f}%", f"{al.matched}/{al.total}")
+        pairs = instruction_match(raw)
+        if pairs is not None:
+            t.add_row("SASS match (pairs)", pairs.cell("a"), pairs.cell("b"), "")
         out.append(t)
         ranked = kernel_changes(c, raw)
         if ranked:
@@ -107,7 +110,7 @@ def comparison_tables(c: dict) -> list:
                 _fmt(cell.stack),
                 _fmt(cell.spill_stores),
                 _fmt(cell.spill_loads),
-                note,
+                Text(note),  # a ptxas message: shown as written, never as markup
             )
         out.append(t)
         out.append(Text(f"  verdict: {m.verdict}", style="bold"))

@@ -102,16 +102,16 @@ def profile_table(result: dict) -> Table | None:
         t.add_column(col, justify="left" if col in ("kernel", "metric") else "right")
     for r in rows:
         if r["metric"] == "top_stalls":
-            t.add_row(r["kernel"], LABELS["top_stalls"], _stalls(r["a"]), _stalls(r["b"]), "")
+            t.add_row(Text(r["kernel"]), LABELS["top_stalls"], _stalls(r["a"]), _stalls(r["b"]), "")
             continue
         if r["metric"] == "local_gbps":
             from .core.bench.explain import fmt_rate
 
-            t.add_row(r["kernel"], "local traffic", fmt_rate(r["a"]), fmt_rate(r["b"]), "")
+            t.add_row(Text(r["kernel"]), "local traffic", fmt_rate(r["a"]), fmt_rate(r["b"]), "")
             continue
         delta = r["delta"]
         t.add_row(
-            r["kernel"],
+            Text(r["kernel"]),
             LABELS.get(r["metric"], r["metric"]),
             _num(r["a"]),
             _num(r["b"]),
@@ -122,7 +122,7 @@ def profile_table(result: dict) -> Table | None:
         for name, c in spills.items():
             if c["sites"]:
                 t.add_row(
-                    name,
+                    Text(name),
                     f"side {side.upper()} LDL/STL executed",
                     *(
                         ("", f"{c['ldl_executed']:,}/{c['stl_executed']:,}")

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from ..core.errors import CutediffError
-from ..core.options import command_line, compare_options
+from ..core.options import command_line, compare_options, parse_side_params
 from .common import (
     complete_versions,
     emit_json,
@@ -25,16 +26,6 @@ from .common import (
     recipe_options,
     standard_options,
 )
-
-
-def _side_params(items: tuple[str, ...], flag: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        if "=" not in item:
-            raise CutediffError(f"{flag} {item!r} is not NAME=VALUE.", f"Write it as e.g. {flag} hdim=64.")
-        k, v = item.split("=", 1)
-        out[k.replace("-", "_")] = v
-    return out
 
 
 @click.command(
@@ -81,7 +72,7 @@ def bench(a: str, b: str, **kw: Any) -> None:
     if kw["rounds"] < 1 or kw["iters"] < 1 or kw["warmup"] < 0:
         raise CutediffError("--rounds and --iters must be at least 1 and --warmup at least 0.")
     opts = compare_options(a, b, kw)
-    side_params = (_side_params(kw["a_params"], "--a-param"), _side_params(kw["b_params"], "--b-param"))
+    side_params = (parse_side_params(kw["a_params"], "--a-param"), parse_side_params(kw["b_params"], "--b-param"))
     plan = plan_bench(
         opts,
         side_params,
@@ -111,7 +102,7 @@ def bench(a: str, b: str, **kw: Any) -> None:
         out_console.print(renderable)
     prof = result.get("profile") or {}
     if prof.get("error"):
-        err_console.print(f"[yellow]profile:[/] {prof['error']}", soft_wrap=True)
+        err_console.print(f"[yellow]profile:[/] {escape(str(prof['error']))}", soft_wrap=True)
 
 
 for _p in bench.params:  # the bench's default recipe is FA4 forward + backward (compare's is the forward)

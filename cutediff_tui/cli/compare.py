@@ -29,6 +29,7 @@ from .common import (
     recipe_options,
     side_error_lines,
     standard_options,
+    state,
     write_output,
 )
 
@@ -57,6 +58,8 @@ from .common import (
     help="Side A compiles the recipe file from here: a PATH (file, or a checkout holding it) or git:REV.",
 )
 @click.option("--b-source", default=None, help="Side B compiles the recipe file from here: a PATH or git:REV.")
+@click.option("--a-param", "a_params", multiple=True, help="Recipe parameter for side A only, NAME=VALUE (repeatable).")
+@click.option("--b-param", "b_params", multiple=True, help="Recipe parameter for side B only, NAME=VALUE (repeatable).")
 @click.option(
     "--watch", is_flag=True, help="Recompile and reprint when the recipe's source files change (Ctrl-C stops)."
 )
@@ -71,6 +74,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     """Compile a recipe under toolchains A and B (in parallel) and compare the kernels.
 
     A and B are DSL versions with optional pins, e.g. 4.5.1 or 4.8.0,quack-kernels==0.6.5.
+    --a-param/--b-param set a recipe parameter on one side only (two settings, one toolchain).
     --kernel takes a built-in recipe or a recipe file/module (cutediff recipes lists them).
     """
     from ..core.recipes.sources import run_compare_plan
@@ -125,8 +129,17 @@ def write_or_print(
 
 
 def print_side_errors(comparison: dict) -> list[str]:
-    """Print the sides' errors as ``error:`` lines; returns them."""
+    """Print the sides' errors as ``error:`` lines (with ``--debug``, each failed side's log and
+    the recipe's traceback first); returns them."""
+    from ..core.files import display
+
     errors = [s["error"] for s in comparison["sides"].values() if s.get("error")]
+    if errors and state().debug:
+        for name, side in comparison["sides"].items():
+            if side.get("error"):
+                log = side.get("error_log") or "(this side left no log: it failed before its compile started)"
+                err_console.rule(f"side {name.upper()}: log and traceback", style="red")
+                err_console.print(escape(display(log)), soft_wrap=True, highlight=False)
     for e in side_error_lines(errors):
         err_console.print(f"[bold red]error:[/] {escape(e)}", soft_wrap=True)
     sys.stdout.flush()

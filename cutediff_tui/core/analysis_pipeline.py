@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from .options import CompareOptions, SideOutcome
 
 ANALYSIS_VERSION = 1
+ERROR_LOG_LINES = 200
+"""The last lines of a failed side's log kept in the comparison (``sides.X.error_log``)."""
 
 
 def analysis_digest() -> str:
@@ -472,11 +474,15 @@ def _ptx_entry(text: str, symbol: str | None = None):
 
 
 def alignment_summary(al, top: int = 40) -> dict:
-    """Match figures and the costliest hunks, as plain data."""
+    """Match figures (``matched`` pairs of ``a_count`` A and ``b_count`` B instructions; ``total``
+    is their sum) and the costliest hunks, as plain data."""
     hunks = sorted(al.hunks, key=lambda h: -h.cost)[:top]
+    a_count = sum(1 for r in al.rows if r.a_index is not None)
     return {
         "matched": al.matched,
         "total": al.total,
+        "a_count": a_count,
+        "b_count": al.total - a_count,
         "match_pct": round(al.match_pct, 2),
         "rows": len(al.rows),
         "counts": dict(al.counts),
@@ -563,6 +569,7 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             "pins": [str(p) for p in o.spec.pins],
             "env": o.env_name,
             "versions": o.versions,
+            "params": o.params,
             "error": o.error or err,
             "build_key": build.key if build else None,
             "lineinfo_key": o.lineinfo_build.key if o.lineinfo_build else None,
@@ -582,6 +589,8 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             ],
             "packages": build.manifest.get("packages", {}) if build else {},
         }
+        if o.error and o.error_log:  # the worker's output and the recipe's traceback, for --debug
+            sides[s]["error_log"] = "\n".join(o.error_log.rstrip().splitlines()[-ERROR_LOG_LINES:])
         for _name, m in _kernels:
             for note in m.pop("_repairs", None) or []:
                 progress(f"side {s.upper()}: {note}")

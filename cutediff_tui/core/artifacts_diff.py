@@ -45,7 +45,7 @@ def _collect(path: Path) -> list[tuple[str, Path | None, Path | None]]:
             return [(path.stem, path, None)]
         sibling = path.with_suffix(".ptx")
         return [(path.stem, path, sibling if sibling.is_file() else None)]
-    cubins = sorted(path.rglob("*.cubin"))
+    cubins = without_lineinfo_twins(sorted(path.rglob("*.cubin")))
     found: list[tuple[str, Path | None, Path | None]] = []
     for c in cubins:
         own = c.with_suffix(".ptx")
@@ -70,6 +70,24 @@ def _collect(path: Path) -> list[tuple[str, Path | None, Path | None]]:
             "Point at a CUTE_DSL_DUMP_DIR made with CUTE_DSL_KEEP=ptx,cubin, a Triton cache folder or a folder of .sass files.",
         )
     return found
+
+
+LINEINFO_SUFFIX = "-lineinfo"
+
+
+def without_lineinfo_twins(files: list[Path]) -> list[Path]:
+    """``files`` less those in a ``NNN-lineinfo`` folder whose plain twin ``NNN`` holds a file of
+    the same name: cutediff's result folders (and the bundled sample) keep a line-info build of
+    each kernel beside the plain one, and it is the same kernel, not another one to pair."""
+    have = {(f.parent, f.name) for f in files}
+    return [
+        f
+        for f in files
+        if not (
+            f.parent.name.endswith(LINEINFO_SUFFIX)
+            and (f.parent.with_name(f.parent.name[: -len(LINEINFO_SUFFIX)]), f.name) in have
+        )
+    ]
 
 
 def _ir_beside(artifact: Path) -> Path | None:

@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from .build import BuildRequest, compile_build
@@ -38,7 +39,7 @@ def run_side(
     With line info the line-info build comes first (everything is shown from it); the plain
     build follows only to confirm its resource figures (``opts.plain_check``); without that
     check the line-info build stands for both."""
-    out = SideOutcome(spec=spec)
+    out = SideOutcome(spec=spec, params=dict(opts.params))
     t0 = time.monotonic()
     progress = for_side(progress, side)  # type: ignore[arg-type]
     try:
@@ -118,7 +119,9 @@ def run_compare(
     preflight(opts)
     t0 = time.monotonic()
     cancel = cancel if cancel is not None else threading.Event()
-    per_side = side_opts or (opts, opts)
+    per_side = tuple(
+        replace(o, params=o.params_for(i)) if o.side_params[i] else o for i, o in enumerate(side_opts or (opts, opts))
+    )
     pool = ThreadPoolExecutor(max_workers=2)
     try:
         futures = [

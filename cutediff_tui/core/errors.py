@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from .sanitize import strip_ansi
+
 
 class CutediffError(Exception):
     """A failure with a user-facing message (what, why) and an optional hint (what to do)."""
 
     def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.hint = hint
+        # A DSL's or a compiler's message may carry ANSI colour codes: never into JSON or reports.
+        super().__init__(strip_ansi(message) if isinstance(message, str) else message)
+        self.hint = strip_ansi(hint) if isinstance(hint, str) else hint
 
     def sentence(self) -> str:
         """The message and hint as one line for the terminal."""
@@ -26,3 +29,12 @@ class CompileError(CutediffError):
     def __init__(self, message: str, hint: str | None = None, log: str = ""):
         super().__init__(message, hint)
         self.log = log
+
+    @property
+    def log(self) -> str:
+        """The worker's output and the recipe's traceback (what ``--debug`` shows), plain text."""
+        return self._log
+
+    @log.setter
+    def log(self, value: str) -> None:
+        self._log = strip_ansi(value) if isinstance(value, str) else value

@@ -12,7 +12,7 @@ from __future__ import annotations
 import platform
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +62,12 @@ class CompareOptions:
     plain_check: bool = True
     """With line info: also build without it to confirm the resource figures (False: the
     line-info build is the only build; watch mode's recompiles use that)."""
+    side_params: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+    """Parameters for one side only (``--a-param``/``--b-param``), over :attr:`params`."""
+
+    def params_for(self, index: int) -> dict[str, Any]:
+        """Side ``index``'s recipe parameters (0 is A): :attr:`params` with its own on top."""
+        return {**self.params, **self.side_params[index]}
 
 
 @dataclass
@@ -72,6 +78,7 @@ class SideOutcome:
     label: str | None = None
     env_name: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
     build: Build | None = None
     lineinfo_build: Build | None = None
     error: str | None = None
@@ -95,6 +102,17 @@ def given_params(kw: Mapping[str, Any]) -> dict[str, Any]:
         k, v = item.split("=", 1)
         given[k.strip().replace("-", "_")] = v
     return {k: v for k, v in given.items() if v is not None}
+
+
+def parse_side_params(items: Iterable[str] | None, flag: str) -> dict[str, str]:
+    """``NAME=VALUE`` items of a per-side option (``--a-param``/``--b-param``), unconverted."""
+    out: dict[str, str] = {}
+    for item in items or ():
+        if "=" not in item:
+            raise CutediffError(f"{flag} {item!r} is not NAME=VALUE.", f"Write it as e.g. {flag} hdim=64.")
+        k, v = item.split("=", 1)
+        out[k.strip().replace("-", "_")] = v
+    return out
 
 
 def compare_options(a: str, b: str, kw: Mapping[str, Any], *, command: str | None = None) -> CompareOptions:
@@ -122,6 +140,13 @@ def compare_options(a: str, b: str, kw: Mapping[str, Any], *, command: str | Non
             f"Its parameters: {', '.join(sorted(known)) or 'none'}.",
         )
     params = coerce_params(recipe, given)
+    side_given = (
+        parse_side_params(kw.get("a_params"), "--a-param"),
+        parse_side_params(kw.get("b_params"), "--b-param"),
+    )
+    side_params = tuple(
+        {k: v for k, v in coerce_params(recipe, {**given, **sg}).items() if k in sg} for sg in side_given
+    )
     profile = resolve_profile(kw.get("gpu"), kw.get("arch"), kw.get("num_sms"))
     return CompareOptions(
         specs=specs,
@@ -136,6 +161,7 @@ def compare_options(a: str, b: str, kw: Mapping[str, Any], *, command: str | Non
         allow_ptx_rewrite=bool(kw.get("allow_ptx_rewrite")),
         plain_check=not kw.get("no_plain_check"),
         command=command_line() if command is None else command,
+        side_params=side_params,  # type: ignore[arg-type]
     )
 
 

@@ -10,13 +10,24 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["visible", "one_line", "truncate", "no_mentions", "visible_strings", "MAX_NAME"]
+__all__ = ["visible", "one_line", "truncate", "no_mentions", "visible_strings", "strip_ansi", "MAX_NAME"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
 MAX_NAME = 200
 """Kernel names and labels longer than this are shortened for display (the data keeps them)."""
+
+
+_ANSI_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]")
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without ANSI CSI sequences (colours ``\\x1b[31m``, cursor moves): compiler and DSL
+    messages carry them when they think they talk to a terminal. Applied where such text enters
+    cutediff (errors, logs), so the JSON, the reports and the terminal get plain words; anything
+    else left (an OSC sequence) is still shown as a visible escape by :func:`visible`."""
+    return _ANSI_CSI.sub("", text) if ("\x1b" in text or "\x9b" in text) else text
 
 
 def _escape(m: re.Match) -> str:

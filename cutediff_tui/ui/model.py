@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cutediff_tui.core.files import read_text
+from cutediff_tui.core.model.match import InstructionMatch
 from cutediff_tui.core.model.types import SIDES
 
 __all__ = [
@@ -109,6 +110,8 @@ class PaneModel:
     has_live: bool = False
     text_width: int = 0
     addr_width: int = 4
+    match: InstructionMatch | None = None
+    """Matched pairs of A's and B's instructions, with both counts (what the status bar shows)."""
     addr_hex: bool = True
     _row_of: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _spills: dict[str, list[int]] = field(default_factory=dict, repr=False)
@@ -456,10 +459,12 @@ def build_sass(comparison: dict, kernel: dict) -> PaneModel:
         al = fn(funcs["a"], funcs["b"])
         rows, hunks = _rows_from_alignment(al)
         match = al.match_pct
+        pairs = _pairs("SASS", al)
     else:
         rows = _one_sided(sides["a"].lines, sides["b"].lines)
+        pairs = None
     has_live = any(ln.live is not None for s in SIDES for ln in sides[s].lines)
-    return PaneModel("sass", "sass", sides["a"], sides["b"], rows, hunks, match, has_live)
+    return PaneModel("sass", "sass", sides["a"], sides["b"], rows, hunks, match, has_live, match=pairs)
 
 
 def _ptx_side(metrics: dict) -> tuple[Any, SideLines]:
@@ -526,9 +531,17 @@ def build_ptx(comparison: dict, kernel: dict) -> PaneModel:
         al = fn(entries["a"], entries["b"])
         rows, hunks = _rows_from_alignment(al)
         match = al.match_pct
+        pairs = _pairs("PTX", al)
     else:
         rows = _one_sided(sides["a"].lines, sides["b"].lines)
-    return PaneModel("ptx", "ptx", sides["a"], sides["b"], rows, hunks, match, addr_hex=False)
+        pairs = None
+    return PaneModel("ptx", "ptx", sides["a"], sides["b"], rows, hunks, match, addr_hex=False, match=pairs)
+
+
+def _pairs(what: str, al: Any) -> InstructionMatch:
+    """The alignment's matched pairs with both sides' instruction counts."""
+    a_count = sum(1 for r in al.rows if r.a_index is not None)
+    return InstructionMatch(what, al.matched, a_count, al.total - a_count)
 
 
 def _text_model(

@@ -3,7 +3,8 @@
 * :mod:`.types`: ``Side``/``SIDES`` and the msgspec Structs of a comparison (the typed view);
 * :mod:`.figures`: every figure a kernel has, declared once (name, label, unit, direction,
   extractor, format) — the CLI table, reports, TUI pane, ``check`` and metrics read it;
-* :mod:`.io`: the one reader (/1 and /2) and writer (/2) of comparison JSON.
+* :mod:`.io`: the one reader (/1 and /2) and writer (/2) of comparison JSON;
+* :mod:`.sides`: side labels that say what differs between the sides (pins, sources, params).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .io import (
     read_comparison,
     typed,
 )
+from .sides import side_labels
 from .types import SIDES, Comparison, Kernel, KernelSide, Side, SideInfo
 
 __all__ = [
@@ -43,5 +45,6 @@ __all__ = [
     "kernel_figures",
     "load_comparison_bytes",
     "read_comparison",
+    "side_labels",
     "typed",
 ]

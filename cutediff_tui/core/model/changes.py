@@ -254,11 +254,16 @@ def regressions(k: Mapping[str, Any]) -> list[str]:
     return out
 
 
+#: Figures that count of a kernel's code or how it was made, not of the resources it holds when it
+#: runs: a change in them alone leaves the verdict at "no resource change" (it is told after it).
+NOT_RESOURCES = ("instructions", "ptx_instructions", "peak_gpr", "ptx_registers", "compile_seconds")
+
+
 def _resource_changed(k: Mapping[str, Any]) -> bool:
     a, b = _metrics(k, "a"), _metrics(k, "b")
     if not (a and b):
         return True
-    return any(_differs(f, a, b)[0] for f in figures_for("json", "resource") if f.name not in ("compile_seconds",))
+    return any(_differs(f, a, b)[0] for f in figures_for("json", "resource") if f.name not in NOT_RESOURCES)
 
 
 def verdict(c: Mapping[str, Any], top: int = 3) -> str:
@@ -289,4 +294,11 @@ def verdict(c: Mapping[str, Any], top: int = 3) -> str:
         firsts = [(kernel_changes(c, k) or [""])[0] for k in changed[:top]]
         text = f"no regression; {len(changed)} kernel(s) changed: " + "; ".join(f for f in firsts if f)
         return text + (f" ({len(ks) - len(changed)} unchanged)" if len(ks) > len(changed) else "")
-    return f"no resource change in {len(ks)} kernel{'s' if len(ks) != 1 else ''}"
+    text = f"no resource change in {len(ks)} kernel{'s' if len(ks) != 1 else ''}"
+    other = [(k, kernel_changes(c, k)) for k in ks]
+    other = [(k, ch) for k, ch in other if ch]
+    if other:  # the code changed without a resource change: say so after the verdict
+        text += "; other changes: " + "; ".join(f"{k.get('name')}: {ch[0]}" for k, ch in other[:top])
+        if len(other) > top:
+            text += f" (and {len(other) - top} more kernel(s))"
+    return text

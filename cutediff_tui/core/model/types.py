@@ -108,6 +108,8 @@ class Alignment(_Struct):
 
     matched: int | None = None
     total: int | None = None
+    a_count: int | None = None
+    b_count: int | None = None
     match_pct: Number | None = None
     counts: dict[str, int] = {}
     hunk_count: int | None = None
@@ -164,6 +166,8 @@ class SideInfo(_Struct):
     compile_seconds: Number | None = None
     shims: list[Any] = []
     notes: list[Any] = []
+    params: dict[str, Any] = {}
+    """This side's recipe parameters (``--param`` and its own ``--a-param``/``--b-param``)."""
 
 
 class CrosscheckCell(_Struct):

@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable, Sequence
 
 from ..model.figures import Figure
+from ..model.sides import shared_pins
 from ..sanitize import visible
 from . import model as M
 from . import svg
@@ -117,9 +118,12 @@ def _details(summary: str, body: str) -> str:
 def _header(c: dict) -> str:
     out = ["<header>", "<h1>cutediff report</h1>", f'<p class="headline">{e(M.headline(c))}</p>', '<div class="sides">']
     for s in M.SIDES:
-        out.append(f'<span class="chip {s}"><b>{s.upper()}</b>{e(M.side_label(c, s))}</span>')
+        out.append(f'<span class="chip {s}"><b>{s.upper()}</b>{e(M.side_title(c, s))}</span>')
     out.append("</div>")
     meta = []
+    shared = shared_pins(c)
+    if shared:
+        meta.append("both with " + ", ".join(_code(p) for p in shared))
     rec = (c.get("recipe") or {}).get("name")
     if rec:
         meta.append(f"recipe {_code(rec)}")
@@ -213,7 +217,7 @@ def _cards(c: dict, k: dict) -> str:
 def _kernel(c: dict, k: dict, idx: int) -> str:
     name = str(k.get("name") or "kernel")
     a, b = M.metrics(k, "a"), M.metrics(k, "b")
-    na, nb = M.side_name(c, "a"), M.side_name(c, "b")
+    na, nb = M.side_title(c, "a"), M.side_title(c, "b")
     out = [
         f'<section id="kernel-{idx}"><h2>Kernel {e(name)}</h2>',
         f"<p>{e(M.kernel_sentence(c, k))}.</p>",
@@ -241,7 +245,7 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
     if ops:
         left += "<h3>Key opcodes</h3>" + _table(
             ["opcode", f"A {e(na)}", f"B {e(nb)}", "Δ"],
-            [(_code(f.name), str(x), str(y), _delta(f, x, y)) for f, x, y in ops],
+            [(_code(f.name), M.num(x), M.num(y), _delta(f, x, y)) for f, x, y in ops],
             numeric=(1, 2, 3),
         )
     classes = M.class_rows(k)
@@ -249,15 +253,15 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
     if classes:
         right = f'<h3>Instruction classes</h3><p class="meta">{e(M.mix_sentence(k))}</p>' + _table(
             ["class", "A", "B", "Δ"],
-            [(e(lab), str(x), str(y), _delta(None, x, y)) for _, lab, x, y in classes],
+            [(e(lab), M.num(x), M.num(y), _delta(None, x, y)) for _, lab, x, y in classes],
             numeric=(1, 2, 3),
         )
     if classes:
         chart = svg.grouped_hbars(
             [lab for _, lab, _, _ in classes],
             [
-                (f"A {na}", [x for _, _, x, _ in classes], COLOR["a"]),
-                (f"B {nb}", [y for _, _, _, y in classes], COLOR["b"]),
+                (f"A {na}", [x or 0 for _, _, x, _ in classes], COLOR["a"]),
+                (f"B {nb}", [y or 0 for _, _, _, y in classes], COLOR["b"]),
             ],
             title=f"Instruction classes of {name}, A vs B",
         )

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ..model.figures import Figure
+from ..model.sides import shared_pins
 from ..sanitize import no_mentions, visible
 from . import model as M
 
@@ -72,7 +73,10 @@ def _delta_cell(fig: Figure, a: object, b: object) -> str:
 
 def _title(c: dict) -> list[str]:
     out = [f"### cutediff: {md_text(M.headline(c))}", ""]
-    parts = [f"**A** {md_text(M.side_label(c, 'a'))}", f"**B** {md_text(M.side_label(c, 'b'))}"]
+    parts = [f"**A** {md_text(M.side_title(c, 'a'))}", f"**B** {md_text(M.side_title(c, 'b'))}"]
+    shared = shared_pins(c)
+    if shared:
+        parts.append("both with " + ", ".join(md_code(p, table=False) for p in shared))
     rec = (c.get("recipe") or {}).get("name")
     if rec:
         parts.append(
@@ -118,7 +122,7 @@ def _environment(c: dict) -> list[str]:
 def _kernel(c: dict, k: dict) -> list[str]:
     name = str(k.get("name") or "kernel")
     a, b = M.metrics(k, "a"), M.metrics(k, "b")
-    na, nb = md_text(M.side_name(c, "a")), md_text(M.side_name(c, "b"))
+    na, nb = md_text(M.side_title(c, "a")), md_text(M.side_title(c, "b"))
     out = [f"#### Kernel {md_text(name)}", "", md_text(M.kernel_sentence(c, k)) + "."]
     ranked = M.kernel_changes(c, k)
     if len(ranked) > 1:
@@ -142,10 +146,11 @@ def _kernel(c: dict, k: dict) -> list[str]:
         )
     classes = M.class_rows(k)
     if classes:
-        out += ["", f"**Instruction classes**: {md_text(M.mix_sentence(k))}", ""]
+        mix = M.mix_sentence(k)
+        out += ["", "**Instruction classes**" + (f": {md_text(mix)}" if mix else ""), ""]
         out += table(
             ["class", f"A {na}", f"B {nb}", "Δ"],
-            [(md_text(lab), str(x), str(y), M.delta(x, y)[0]) for _, lab, x, y in classes],
+            [(md_text(lab), M.num(x), M.num(y), M.delta(x, y)[0]) for _, lab, x, y in classes],
             "lrrr",
         )
     ops = M.opcode_rows(k)
@@ -153,7 +158,7 @@ def _kernel(c: dict, k: dict) -> list[str]:
         out += ["", "**Key opcodes**", ""]
         out += table(
             ["opcode", f"A {na}", f"B {nb}", "Δ"],
-            [(md_code(f.name), str(x), str(y), _delta_cell(f, x, y)) for f, x, y in ops],
+            [(md_code(f.name), M.num(x), M.num(y), _delta_cell(f, x, y)) for f, x, y in ops],
             "lrrr",
         )
     al = M.alignment_text(k)

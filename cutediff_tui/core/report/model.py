@@ -18,6 +18,8 @@ from ..model import SIDES
 from ..model.changes import kernel_changes as changes_of
 from ..model.changes import resource_sentence, side_name
 from ..model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse, unit_symbol
+from ..model.match import instruction_match
+from ..model.sides import side_labels
 
 M_SIDES_LOWER = frozenset(SIDES)
 DSL_PACKAGE = "nvidia-cutlass-dsl"
@@ -34,10 +36,14 @@ CUDA_ROW = "CUDA flavour"
 # ---------------------------------------------------------------- small helpers
 
 
+#: What a table cell shows for a figure a side does not have (a failed side, a kernel it lacks).
+MISSING = "–"
+
+
 def num(v: Any) -> str:
-    """A number for a table cell; ``-`` when absent."""
+    """A number for a table cell; ``–`` (:data:`MISSING`) when absent."""
     if v is None:
-        return "-"
+        return MISSING
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
@@ -78,6 +84,12 @@ def side_label(c: dict, s: str) -> str:
     """Full label of a side (version and pins, or the artifact path)."""
     sd = side(c, s)
     return str(sd.get("label") or sd.get("dsl") or s.upper())
+
+
+def side_title(c: dict, s: str) -> str:
+    """A side's label in headers and table columns: its name and what differs from the other side
+    (:func:`~cutediff_tui.core.model.sides.side_labels`)."""
+    return side_labels(c)[s]
 
 
 def metrics(k: dict, s: str) -> dict:
@@ -131,8 +143,10 @@ def class_label(key: str) -> str:
     return _class_table()[1].get(key, key)
 
 
-def class_rows(k: dict) -> list[tuple[str, str, int, int]]:
-    """``(class key, label, A count, B count)`` for classes either side has, in table order."""
+def class_rows(k: dict) -> list[tuple[str, str, int | None, int | None]]:
+    """``(class key, label, A count, B count)`` for classes either side has, in table order; a
+    side without the kernel (failed, or not built there) counts None, never 0."""
+    has = {s: bool(metrics(k, s)) for s in SIDES}
     ca = metrics(k, "a").get("instruction_classes") or {}
     cb = metrics(k, "b").get("instruction_classes") or {}
     deltas = ((k.get("deltas") or {}).get("instruction_classes")) or {}
@@ -147,15 +161,23 @@ def class_rows(k: dict) -> list[tuple[str, str, int, int]]:
             d = deltas.get(key) or [0, 0, 0]
             a, b = d[0], d[1]
         if a or b:
-            out.append((key, class_label(key), int(a or 0), int(b or 0)))
+            out.append(
+                (
+                    key,
+                    class_label(key),
+                    int(a or 0) if has["a"] else None,
+                    int(b or 0) if has["b"] else None,
+                )
+            )
     return out
 
 
-def opcode_rows(k: dict) -> list[tuple[Figure, int, int]]:
-    """``(opcode figure, A, B)`` for the registry's opcodes either side has."""
+def opcode_rows(k: dict) -> list[tuple[Figure, int | None, int | None]]:
+    """``(opcode figure, A, B)`` for the registry's opcodes either side has (None on a side
+    without the kernel)."""
     a, b = metrics(k, "a"), metrics(k, "b")
     return [
-        (f, int(f.value(a) or 0), int(f.value(b) or 0))
+        (f, int(f.value(a) or 0) if a else None, int(f.value(b) or 0) if b else None)
         for f in figures_for("report", "opcode")
         if f.present(a) or f.present(b)
     ]
@@ -177,7 +199,7 @@ def mix_sentence(k: dict) -> str:
     mix unchanged" only when no class changed; "key opcodes unchanged" when classes changed but
     the kernel's math (MMA and the other key opcodes) did not."""
     rows = class_rows(k)
-    if not rows:
+    if not rows or not (metrics(k, "a") and metrics(k, "b")):
         return ""
     changed = [(key, lab, a, b) for key, lab, a, b in rows if a != b and key not in MIX_IGNORED]
     if not changed:
@@ -188,8 +210,8 @@ def mix_sentence(k: dict) -> str:
     if len(math) >= 2 and has_mma and all(a == b for _, a, b in math):
         # the kernel's math (what the original reports grep-count) is the same; the rest is bookkeeping
         return f"key opcodes unchanged ({', '.join(op for op, _, _ in math)} identical)"
-    moved = sorted(changed, key=lambda r: -abs(r[3] - r[2]))[:3]
-    return "instruction mix changed (" + ", ".join(f"{lab} {b - a:+d}" for _, lab, a, b in moved) + ")"
+    moved = sorted(changed, key=lambda r: -abs((r[3] or 0) - (r[2] or 0)))[:3]
+    return "instruction mix changed (" + ", ".join(f"{lab} {(b or 0) - (a or 0):+d}" for _, lab, a, b in moved) + ")"
 
 
 def kernel_sentence(c: dict, k: dict) -> str:
@@ -276,8 +298,14 @@ def host_rows(c: dict) -> list[tuple[str, str]]:
     rec = c.get("recipe") or {}
     if rec.get("name"):
         params = rec.get("params") or {}
-        ptxt = ", ".join(f"{k}={_param(v)}" for k, v in params.items() if v is not None)
-        rows.append(("Recipe", str(rec["name"]) + (f" ({ptxt})" if ptxt else "")))
+        own = {x: (side(c, x).get("params") or {}) for x in SIDES}
+        differ = {k for k in own["a"] if k in own["b"] and own["a"][k] != own["b"][k]}
+        ptxt = ", ".join(f"{k}={_param(v)}" for k, v in params.items() if v is not None and k not in differ)
+        per_side = "; ".join(
+            f"{x.upper()}: " + ", ".join(f"{k}={_param(own[x][k])}" for k in own[x] if k in differ) for x in SIDES
+        )
+        text = ", ".join(t for t in (ptxt, per_side if differ else "") if t)
+        rows.append(("Recipe", str(rec["name"]) + (f" ({text})" if text else "")))
     return rows
 
 
@@ -452,6 +480,7 @@ class SpillLine:
     loop_depth: int = 0
     inline: str = ""
     source: str = ""
+    side_source: dict = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -498,11 +527,15 @@ def spill_lines(k: dict) -> list[SpillLine]:
                 if isinstance(first, (list, tuple)) and len(first) >= 2:
                     g.inline = f"{short_path(str(first[0]))}:{first[1]}"
             src = site.get("source") or site.get("source_text")
-            if src and not g.source:
-                g.source = str(src).strip()
+            if src and s not in g.side_source:
+                g.side_source[s] = str(src).strip()
     out = list(groups.values())
-    sources = {**(metrics(k, "a").get("sources") or {}), **(metrics(k, "b").get("sources") or {})}
     for g in out:
+        # The code is quoted from the side the sites belong to (B's where B has some, else A's):
+        # the two sides' files may differ (two sources, two versions of a package).
+        s = "b" if g.stores["b"] or g.loads["b"] else "a"
+        sources = metrics(k, s).get("sources") or {}
+        g.source = g.side_source.get(s, "")
         if not g.source and g.file and sources.get(g.file):  # only files the result maps (confined on load)
             g.source = source_line(str(sources[g.file]), g.line)
     out.sort(key=lambda g: (-g.total("b"), -g.total("a"), g.file is None, str(g.file), g.line or 0))
@@ -718,19 +751,9 @@ def pressure_peak(m: dict) -> tuple[Any, str]:
 
 
 def alignment_text(k: dict) -> str:
-    """``3549 of 11002 SASS instructions (A + B) align …`` for SASS and PTX, when aligned."""
-    parts = []
-    for key, what in (("alignment", "SASS"), ("ptx_alignment", "PTX")):
-        al = k.get(key)
-        if not isinstance(al, dict):
-            continue
-        matched, total = al.get("matched"), al.get("total")
-        pct = al.get("match_pct")
-        if isinstance(matched, int) and isinstance(total, int) and total:
-            pct = pct if isinstance(pct, (int, float)) else 100.0 * matched / total
-            parts.append(f"{what} {matched} of {total} instructions ({pct:.1f}%)")
-        elif isinstance(pct, (int, float)):
-            parts.append(f"{what} {pct:.1f}% of instructions")
+    """``aligned under register renaming: SASS: 3549 matched pairs of 5440 A and 5562 B
+    instructions; PTX: …`` when aligned (:mod:`..model.match` defines the figure)."""
+    parts = [m.sentence() for m in (instruction_match(k, "SASS"), instruction_match(k, "PTX")) if m is not None]
     return ("aligned under register renaming: " + "; ".join(parts)) if parts else ""
 
 

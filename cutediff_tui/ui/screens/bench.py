@@ -388,7 +388,7 @@ class BenchScreen(ModalScreen[None]):
         kernels = self.query_one("#kernels", Static)
         kernels.display = bool(detail)
         kernels.update(Content.assemble(*[(t, style) if style else t for t, style in detail]))
-        status.update(st.status)
+        status.update(Content(st.status))  # recipe and worker text: never markup
         self._plot(plot, st)
 
     def _plot(self, plot: PlotextPlot, st: BenchState) -> None:

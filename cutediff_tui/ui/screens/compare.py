@@ -22,6 +22,8 @@ from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from cutediff_tui.core.model.sides import param_text
+
 from ..messages import CompareFailed, CompareFinished, CompareProgress, VersionsLoaded
 
 __all__ = ["CompareScreen", "filter_versions", "ARCHS"]
@@ -144,10 +146,18 @@ class CompareScreen(ModalScreen[dict | None]):
                                 id=f"pins-{s}",
                                 compact=True,
                             )
+                        with Horizontal(classes="field"):
+                            yield Label("params", classes="field-label")
+                            yield Input(
+                                value=self._side_params_text(s),
+                                placeholder=f"side {s.upper()} only, e.g. bits=16",
+                                id=f"params-{s}",
+                                compact=True,
+                            )
             with Horizontal(classes="field"):
                 yield Label("recipe", classes="field-label")
                 yield Select(
-                    [(f"{r.name}  {r.summary}", r.name) for r in BUILTINS.values()],
+                    [(Content(f"{r.name}  {r.summary}"), r.name) for r in BUILTINS.values()],
                     value=recipe if recipe in BUILTINS else next(iter(BUILTINS)),
                     allow_blank=False,
                     id="recipe",
@@ -169,6 +179,13 @@ class CompareScreen(ModalScreen[dict | None]):
             with Horizontal(id="buttons"):
                 yield Button("Compile", id="compile", variant="primary", compact=True)
                 yield Button("Close", id="close", compact=True)
+
+    def _side_params_text(self, s: str) -> str:
+        """The parameters only this side had in the comparison shown (``--a-param``/``--b-param``)."""
+        sides = self.comparison.get("sides") or {}
+        mine = (sides.get(s) or {}).get("params") or {}
+        other = (sides.get("b" if s == "a" else "a") or {}).get("params") or {}
+        return " ".join(f"{k}={param_text(v)}" for k, v in mine.items() if k in other and other[k] != v)
 
     def _params_text(self) -> str:
         from cutediff_tui.core.recipes import BUILTINS
@@ -298,6 +315,8 @@ class CompareScreen(ModalScreen[dict | None]):
             "kernel": self.query_one("#recipe", Select).value,
             "arch": self.query_one("#arch", Select).value,
             "extra_params": tuple(self.query_one("#params", Input).value.split()),
+            "a_params": tuple(self.query_one("#params-a", Input).value.split()),
+            "b_params": tuple(self.query_one("#params-b", Input).value.split()),
             "with_": (),
         }
         return compare_options(a, b, kw)

@@ -109,22 +109,26 @@ class ExportScreen(ModalScreen[ExportChoice | None]):
         status = self.query_one("#export-status", Static)
         path = self.target()
         if path is None:
-            status.update(f"enter copies the {FORMAT_NAMES[self.fmt]} report to the clipboard (OSC 52 over SSH)")
+            status.update(
+                Content(f"enter copies the {FORMAT_NAMES[self.fmt]} report to the clipboard (OSC 52 over SSH)")
+            )
             status.set_class(False, "-warning")
         elif path.is_symlink():
-            status.update(f"{path} is a symbolic link: cutediff does not write through links; change the name.")
+            status.update(
+                Content(f"{path} is a symbolic link: cutediff does not write through links; change the name.")
+            )
             status.set_class(True, "-warning")
         elif path.is_dir():
-            status.update(f"{path} is a folder: add a file name.")
+            status.update(Content(f"{path} is a folder: add a file name."))
             status.set_class(True, "-warning")
         elif path.exists():
-            status.update(f"{path} exists: enter overwrites it (or change the name).")
+            status.update(Content(f"{path} exists: enter overwrites it (or change the name)."))
             status.set_class(True, "-warning")
         elif not path.parent.is_dir():
-            status.update(f"{path.parent} does not exist: enter creates it.")
+            status.update(Content(f"{path.parent} does not exist: enter creates it."))
             status.set_class(False, "-warning")
         else:
-            status.update(f"enter writes {FORMAT_NAMES[self.fmt]} to {path}")
+            status.update(Content(f"enter writes {FORMAT_NAMES[self.fmt]} to {path}"))
             status.set_class(False, "-warning")
 
     @on(Input.Submitted, "#export-path")
@@ -140,7 +144,7 @@ class ExportScreen(ModalScreen[ExportChoice | None]):
         if path.exists() and self.confirmed != path:
             self.confirmed = path
             status = self.query_one("#export-status", Static)
-            status.update(f"{path} exists. Press enter again to overwrite it, or change the name.")
+            status.update(Content(f"{path} exists. Press enter again to overwrite it, or change the name."))
             status.set_class(True, "-warning")
             return
         self.dismiss(ExportChoice(self.fmt, path))

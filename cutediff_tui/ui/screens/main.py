@@ -634,8 +634,8 @@ class MainScreen(Screen[None]):
                 if h.summary:
                     parts.append((f" {h.summary}", "$foreground"))
                 parts.append(("  ", ""))
-            if model.match_pct is not None:
-                parts.append((f"{model.match_pct:.1f}% matched", "$text-muted"))
+            if model.match is not None:
+                parts.append((f"{model.match.what} matched: {model.match.short()}", "$text-muted"))
                 parts.append(("  ", ""))
             if self.search_status:
                 parts.append((self.search_status, "bold $accent"))

@@ -5,17 +5,17 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from cutediff_tui.core.model.sides import side_labels
+
 __all__ = ["ComparisonHeader", "side_label"]
 
 
 def side_label(comparison: dict, s: str) -> str:
-    """``DSL 4.8.0``, plus the pins this side has and the other has not."""
-    sides = comparison.get("sides", {})
-    me = sides.get(s) or {}
-    other = sides.get("b" if s == "a" else "a") or {}
-    pins = [p for p in me.get("pins") or [] if p not in (other.get("pins") or [])]
-    dsl = me.get("dsl") or me.get("label") or "?"
-    return f"DSL {dsl}" + (f" + {', '.join(pins)}" if pins else "")
+    """``DSL 4.8.0``, then what sets this side apart from the other (pins, sources, parameters:
+    ``DSL 4.8.0 · bits=128``), from the one function the CLI and the reports use too."""
+    label = side_labels(comparison)[s]
+    me = (comparison.get("sides") or {}).get(s) or {}
+    return f"DSL {label}" if me.get("dsl") and label.startswith(str(me["dsl"])) else label
 
 
 class ComparisonHeader(Static):

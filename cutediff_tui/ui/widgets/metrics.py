@@ -16,6 +16,7 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from cutediff_tui.core.model.figures import Figure, by_name, delta_sign, figures_for, is_worse
+from cutediff_tui.core.model.match import instruction_match
 
 __all__ = ["MetricsPane", "resource_rows", "class_rows", "PressurePlot"]
 
@@ -65,30 +66,67 @@ def resource_rows(kernel: dict) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-def class_rows(kernel: dict, limit: int = 8) -> list[tuple[str, str, Any, Any, int]]:
-    """(class, label, A, B, Δ) sorted by size of change, the largest first."""
+def class_rows(kernel: dict, limit: int = 8) -> list[tuple[str, str, Any, Any, int | None]]:
+    """(class, label, A, B, Δ) sorted by size of change, the largest first. A side without the
+    kernel (failed, or not built there) has None for its counts and the Δ, never 0."""
     deltas = (kernel.get("deltas") or {}).get("instruction_classes") or {}
     if not deltas:
-        a = (kernel.get("a") or {}).get("instruction_classes") or {}
-        b = (kernel.get("b") or {}).get("instruction_classes") or {}
+        ma, mb = kernel.get("a"), kernel.get("b")
+        a = (ma if isinstance(ma, dict) else {}).get("instruction_classes") or {}
+        b = (mb if isinstance(mb, dict) else {}).get("instruction_classes") or {}
+        if not (isinstance(ma, dict) and isinstance(mb, dict)):
+            keys = sorted(set(a) | set(b), key=lambda k: -max(a.get(k, 0), b.get(k, 0)))
+            return [(k, _class_label(k), a.get(k) if ma else None, b.get(k) if mb else None, None) for k in keys][
+                :limit
+            ]
         deltas = {k: [a.get(k, 0), b.get(k, 0), b.get(k, 0) - a.get(k, 0)] for k in set(a) | set(b)}
+    items = sorted(deltas.items(), key=lambda kv: (-abs(kv[1][2]), -max(kv[1][0], kv[1][1]), kv[0]))
+    return [(k, _class_label(k), v[0], v[1], v[2]) for k, v in items[:limit]]
+
+
+def _class_label(key: str) -> str:
     try:
         from cutediff_tui.core.analysis.classes import default_classes
 
-        label = default_classes().label
+        return default_classes().label(key)
     except Exception:
-        label = str
-    items = sorted(deltas.items(), key=lambda kv: (-abs(kv[1][2]), -max(kv[1][0], kv[1][1]), kv[0]))
-    return [(k, label(k), v[0], v[1], v[2]) for k, v in items[:limit]]
+        return key
+
+
+def _label_lines(label: str) -> list[str]:
+    """``label`` in lines of at most ``_LABEL_W`` characters, broken at spaces (a long word is cut
+    into pieces): "a long label" → ["a long", "  label"] at width 6; never truncated."""
+    lines: list[str] = []
+    cur = ""
+    for word in label.split(" "):
+        while len(word) > _LABEL_W:
+            if cur:
+                lines.append(cur)
+                cur = ""
+            lines.append(word[:_LABEL_W])
+            word = word[_LABEL_W:]
+        if not cur:
+            cur = word
+        elif len(cur) + 1 + len(word) <= _LABEL_W:
+            cur += " " + word
+        else:
+            lines.append(cur)
+            cur = word
+    if cur or not lines:
+        lines.append(cur)
+    return lines[:1] + [("  " + x)[:_LABEL_W] if len(x) <= _LABEL_W - 2 else x for x in lines[1:]]
 
 
 def _row(label: str, a: str, b: str, d: str, d_style: str, label_style: str = "") -> Content:
-    return Content.assemble(
-        (f"{label[:_LABEL_W]:<{_LABEL_W}}", label_style),
+    """One row: label, A, B, Δ; a label longer than its column goes on under the first line."""
+    first, *rest = _label_lines(label)
+    row = Content.assemble(
+        (f"{first:<{_LABEL_W}}", label_style),
         (f"{a:>{_NUM_W}}", ""),
         (f"{b:>{_NUM_W}}", ""),
         (f"{d:>{_DELTA_W}}", d_style),
     )
+    return Content("\n").join([row, *(Content.styled(x, label_style) for x in rest)]) if rest else row
 
 
 def _side_head(side: str, version: str) -> str:
@@ -212,18 +250,19 @@ class MetricsPane(Vertical):
             lines.append(
                 _row(label, va, vb, d, style, "bold reverse $accent" if key in self.flashing else "$text-muted")
             )
-        al = kernel.get("alignment") or {}
-        if al.get("match_pct") is not None:
-            lines.append(_row("SASS match", "", f"{al['match_pct']:.1f}%", "", "", "$text-muted"))
+        pairs = instruction_match(kernel)
+        if pairs is not None:
+            lines.append(_row("SASS match", "", f"{pairs.matched} pairs", "", "", "$text-muted"))
+            lines.append(Content.styled(f"  of A {pairs.a_count} and B {pairs.b_count} instructions", "$text-muted"))
         if kernel.get("pair_error"):
             lines.append(Content.assemble((kernel["pair_error"], "$text-error")))
         self.query_one("#resources", Static).update(Content("\n").join(lines))
         cls_lines = [_head("classes", "A", "B")]
         for key, label, va, vb, d in self.class_data:
-            text = "=" if d == 0 else f"{d:+d}"
+            text = "" if d is None else "=" if d == 0 else f"{d:+d}"
             style = (
                 "$text-muted"
-                if d == 0
+                if not d
                 else (("bold $regression" if d > 0 else "bold $improvement") if key in WORSE_CLASSES else "")
             )
             cls_lines.append(_row(label, _fmt(va), _fmt(vb), text, style, "$text-muted"))
