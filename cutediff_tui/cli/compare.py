@@ -56,6 +56,26 @@ def listing_options(func: Any) -> Any:
     return func
 
 
+def check_listing_options(kw: dict[str, Any]) -> None:
+    """One sentence when a ``--listing`` option comes without ``--listing`` (or with ``--watch``)."""
+    if kw.get("listing"):
+        if kw.get("watch"):
+            raise CutediffError(
+                "--listing prints one diff and --watch reprints the tables after each edit: not both.",
+                "Drop --watch, or run --listing again after an edit (it is served from the cache).",
+            )
+        return
+    given = [
+        opt for opt, key in (("--top", "top"), ("--kernel-filter", "listing_filter"), ("--ptx", "ptx")) if kw.get(key)
+    ]
+    if given:
+        raise CutediffError(
+            f"{', '.join(given)} only {'shapes' if len(given) == 1 else 'shape'} the --listing output, "
+            "and --listing was not given.",
+            "Add --listing to print the aligned hunks as a unified diff.",
+        )
+
+
 def print_listing(comparison: dict, kw: dict[str, Any]) -> int:
     """Print the ``--listing`` diff on stdout (colour on a terminal or with ``--color always``,
     plain text when piped); returns the number of hunks."""
@@ -149,6 +169,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     """
     from ..core.recipes.sources import run_compare_plan
 
+    check_listing_options(kw)
     opts = compare_options(a, b, kw)
     plan = plan_for(opts, kw)
     progress = progress_printer()
@@ -319,6 +340,7 @@ def diff(
     saved comparison (its folder or comparison.json), e.g. for --listing without a recompile."""
     from ..core.artifacts_diff import diff_paths
 
+    check_listing_options(kw)
     if path_b is None:
         return diff_saved(path_a, json_out, tui, kw)
 

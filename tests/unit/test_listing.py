@@ -135,6 +135,12 @@ def test_cli_bad_kernel_filter_is_one_sentence(tmp_path):
     assert "not a regular expression" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_cli_listing_options_without_listing_are_one_sentence(tmp_path):
+    proc = run(["diff", str(SAMPLE), "--top", "3", "--ptx"], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--top, --ptx only shape the --listing output" in proc.stderr
+
+
 def _unzip(tmp_path: Path, name: str, ext: str) -> Path:
     p = tmp_path / f"{name}.{ext}"
     p.write_bytes(gzip.decompress((DATA / f"{name}.{ext}.gz").read_bytes()))
