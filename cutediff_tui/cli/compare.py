@@ -22,6 +22,7 @@ from .common import (
     examples,
     guarded,
     json_option,
+    kernel_filter_option,
     open_comparison,
     out_console,
     progress_printer,
@@ -45,10 +46,7 @@ def listing_options(func: Any) -> Any:
             help="Lines of context around each hunk (--listing).",
         ),
         click.option("--top", type=click.IntRange(min=1), default=None, help="Only the K largest hunks (--listing)."),
-        click.option(
-            "--kernel-filter", "listing_filter", default=None,
-            help="Regular expression: list only kernels whose name matches (--listing).",
-        ),
+        kernel_filter_option("Regular expression: list only kernels whose name or symbol matches (--listing)."),
         click.option("--ptx", is_flag=True, help="Diff the PTX instead of the SASS (--listing)."),
     ]  # fmt: skip
     for o in reversed(opts):
@@ -66,7 +64,7 @@ def check_listing_options(kw: dict[str, Any]) -> None:
             )
         return
     given = [
-        opt for opt, key in (("--top", "top"), ("--kernel-filter", "listing_filter"), ("--ptx", "ptx")) if kw.get(key)
+        opt for opt, key in (("--top", "top"), ("--kernel-filter", "kernel_filter"), ("--ptx", "ptx")) if kw.get(key)
     ]
     if given:
         raise CutediffError(
@@ -88,7 +86,7 @@ def print_listing(comparison: dict, kw: dict[str, Any]) -> int:
         view="ptx" if kw.get("ptx") else "sass",
         context=int(kw.get("context") or 0),
         top=kw.get("top"),
-        kernel_filter=kw.get("listing_filter"),
+        kernel_filter=kw.get("kernel_filter"),
     )
     lines = unified_diff(comparison, hunks)
     styles = {"---": "bold", "+++": "bold", "@@": "cyan", "-": "red", "+": "green"}

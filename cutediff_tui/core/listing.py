@@ -297,7 +297,8 @@ def listing_hunks(
     kernels: Iterable[int] | None = None,
 ) -> list[ListingHunk]:
     """The changed hunks of every kernel (``kernel_filter``: a regex searched in the kernel's
-    name; ``kernels``: indices), largest first across kernels; ``top`` keeps the first N."""
+    name and symbols; ``kernels``: indices), largest first across kernels; ``top`` keeps the
+    first N."""
     rx = None
     if kernel_filter:
         try:
@@ -313,7 +314,7 @@ def listing_hunks(
         for i, k in enumerate(comparison.get("kernels") or [])
         if isinstance(k, Mapping)
         and (wanted is None or i in wanted)
-        and (rx is None or rx.search(str(k.get("name") or "")))
+        and (rx is None or any(rx.search(n) for n in _names(k)))
     ]
     if top is not None and view == "sass":
         chosen = _could_rank(chosen, top)
@@ -329,6 +330,13 @@ def listing_hunks(
     if top is not None:
         order = order[: max(0, top)]
     return [_hunk(k, rank, context) for _cost, _i, rank, k in order]
+
+
+def _names(k: Mapping[str, Any]) -> list[str]:
+    """A kernel's name and its symbols (``symbol`` is one string, or one per side)."""
+    sym = k.get("symbol")
+    syms = list(sym.values()) if isinstance(sym, Mapping) else [sym]
+    return [str(n) for n in [k.get("name"), *syms] if n]
 
 
 def _could_rank(chosen: list[tuple[int, Mapping[str, Any]]], top: int) -> list[tuple[int, Mapping[str, Any]]]:
