@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .core.model import SIDES, side_labels, typed
-from .core.model.changes import kernel_changes, verdict
+from .core.model.changes import kernel_changes, ptx_delta_text, ptx_opcode_deltas, verdict
 from .core.model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse
 from .core.model.match import instruction_match
 from .core.model.sides import shared_pins
@@ -84,6 +84,10 @@ def comparison_tables(c: dict) -> list:
         if ranked:
             out.append(Text("  changes:", style="bold"))
             out += [Text(f"    {i}. {line}", style="bold" if i == 1 else "") for i, line in enumerate(ranked, 1)]
+        ptx_ops = ptx_opcode_deltas(raw)
+        if ptx_ops:
+            out.append(Text("  PTX opcode deltas (largest first):", style="bold"))
+            out += [Text(f"    {ptx_delta_text(op, x, y)}  ({y - x:+d})") for op, x, y in ptx_ops]
         for s in SIDES:
             m = k.side(s)
             for r in m.remarks if m else []:

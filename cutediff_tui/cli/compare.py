@@ -23,6 +23,7 @@ from .common import (
     exit_with,
     guarded,
     json_option,
+    kernel_filter_option,
     open_comparison,
     out_console,
     progress_printer,
@@ -32,6 +33,102 @@ from .common import (
     state,
     write_output,
 )
+
+# ---------------------------------------------------------------- --listing (issue 15 item 6)
+
+
+def listing_options(func: Any) -> Any:
+    """``--listing [-C N] [--top K] [--kernel-filter RE] [--ptx]`` of ``compare`` and ``diff``."""
+    opts = [
+        click.option(
+            "--listing", is_flag=True, help="Print the aligned SASS hunks as a unified diff, largest first."
+        ),
+        click.option(
+            "-C", "--context", "context", type=click.IntRange(min=0), default=3, show_default=True,
+            help="Lines of context around each hunk (--listing).",
+        ),
+        click.option("--top", type=click.IntRange(min=1), default=None, help="Only the K largest hunks (--listing)."),
+        kernel_filter_option("Regular expression: list only kernels whose name or symbol matches (--listing)."),
+        click.option("--ptx", is_flag=True, help="Diff the PTX instead of the SASS (--listing)."),
+    ]  # fmt: skip
+    for o in reversed(opts):
+        func = o(func)
+    return func
+
+
+def check_listing_options(kw: dict[str, Any]) -> None:
+    """One sentence when a ``--listing`` option comes without ``--listing`` (or with ``--watch``)."""
+    if kw.get("listing"):
+        if kw.get("watch"):
+            raise CutediffError(
+                "--listing prints one diff and --watch reprints the tables after each edit: not both.",
+                "Drop --watch, or run --listing again after an edit (it is served from the cache).",
+            )
+        return
+    given = [
+        opt for opt, key in (("--top", "top"), ("--kernel-filter", "kernel_filter"), ("--ptx", "ptx")) if kw.get(key)
+    ]
+    if given:
+        raise CutediffError(
+            f"{', '.join(given)} only {'shapes' if len(given) == 1 else 'shape'} the --listing output, "
+            "and --listing was not given.",
+            "Add --listing to print the aligned hunks as a unified diff.",
+        )
+
+
+def print_listing(comparison: dict, kw: dict[str, Any]) -> int:
+    """Print the ``--listing`` diff on stdout (colour on a terminal or with ``--color always``,
+    plain text when piped); returns the number of hunks."""
+    from rich.text import Text
+
+    from ..core.listing import listing_hunks, unified_diff
+
+    hunks = listing_hunks(
+        comparison,
+        view="ptx" if kw.get("ptx") else "sass",
+        context=int(kw.get("context") or 0),
+        top=kw.get("top"),
+        kernel_filter=kw.get("kernel_filter"),
+    )
+    lines = unified_diff(comparison, hunks)
+    styles = {"---": "bold", "+++": "bold", "@@": "cyan", "-": "red", "+": "green"}
+    try:
+        if out_console.color_system is not None and not out_console.no_color:  # --color, NO_COLOR, a tty
+            for line in lines:
+                style = next((v for k, v in styles.items() if line.startswith(k)), "")
+                out_console.print(Text(line, style=style), soft_wrap=True, highlight=False)
+        else:
+            for line in lines:
+                sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+    except BrokenPipeError:  # `| head`, or less quit early: not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush is quiet
+    if not hunks:
+        err_console.print("no changed hunks (register renames aside) in the selected kernels", soft_wrap=True)
+    return len(hunks)
+
+
+def emit_listing(
+    comparison: dict, kw: dict[str, Any], *, json_out: str | None, save: Path | None, progress: Progress
+) -> list[str]:
+    """``--listing``: save or write the JSON as asked, then the diff instead of the tables."""
+    from ..core.analysis_pipeline import dumps
+    from ..core.resultdir import save_result
+
+    if save:
+        comparison = save_result(comparison, save, bool(kw.get("keep_paths")))
+        progress(f"saved to {save}")
+    if json_out and json_out != "-":
+        write_output(Path(json_out), dumps(comparison) + "\n", option="--json")
+        progress(f"wrote {json_out}")
+    elif json_out == "-":
+        raise CutediffError("--listing and --json - both write to stdout.", "Give --json a file, or drop one of them.")
+    errors = print_side_errors(comparison)
+    if not errors:
+        print_listing(comparison, kw)
+    return errors
 
 
 @click.command(
@@ -69,6 +166,7 @@ from .common import (
     help="Build each side once, with line info, and skip the plain build that confirms its resource figures.",
 )
 @standard_options
+@listing_options
 @guarded
 def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, **kw: Any) -> None:
     """Compile a recipe under toolchains A and B (in parallel) and compare the kernels.
@@ -79,6 +177,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     """
     from ..core.recipes.sources import run_compare_plan
 
+    check_listing_options(kw)
     opts = compare_options(a, b, kw)
     plan = plan_for(opts, kw)
     progress = progress_printer()
@@ -90,7 +189,10 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
             return watch_tui(opts, plan, kw, progress)
         return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
     comparison = run_compare_plan(opts, plan, progress)
-    errors = emit_comparison(comparison, json_out, save, progress, keep_paths=bool(kw.get("keep_paths")))
+    if kw.get("listing"):
+        errors = emit_listing(comparison, kw, json_out=json_out, save=save, progress=progress)
+    else:
+        errors = emit_comparison(comparison, json_out, save, progress, keep_paths=bool(kw.get("keep_paths")))
     if tui and not errors:
         open_comparison(comparison)
     if errors:
@@ -249,7 +351,7 @@ def watch_compare(
     )
 )
 @click.argument("path_a", type=click.Path(path_type=Path))
-@click.argument("path_b", type=click.Path(path_type=Path))
+@click.argument("path_b", type=click.Path(path_type=Path), required=False)
 @json_option("Write the comparison as JSON to PATH, or - for stdout.")
 @click.option(
     "--allow-arch-mismatch", is_flag=True, help="Compare cubins built for different GPU architectures (figures only)."
@@ -258,20 +360,27 @@ def watch_compare(
 @click.option("--label-b", default=None, help="Name of side B in tables and reports (default: its file name).")
 @click.option("--tui", is_flag=True, help="Open the result in the TUI.")
 @standard_options
+@listing_options
 @guarded
 def diff(
     path_a: Path,
-    path_b: Path,
+    path_b: Path | None,
     json_out: str | None,
     allow_arch_mismatch: bool,
     label_a: str | None,
     label_b: str | None,
     tui: bool,
+    **kw: Any,
 ) -> None:
     """Analyse existing artifacts, no compile: per side a .cubin (any compiler; several kernels are
     split per function and paired by symbol), a .ptx, SASS text (.sass: nvdisasm, cuobjdump -sass,
-    Compiler Explorer) or a folder of them (CUTE_DSL_DUMP_DIR, Triton cache)."""
+    Compiler Explorer) or a folder of them (CUTE_DSL_DUMP_DIR, Triton cache). With one PATH, a
+    saved comparison (its folder or comparison.json), e.g. for --listing without a recompile."""
     from ..core.artifacts_diff import diff_paths
+
+    check_listing_options(kw)
+    if path_b is None:
+        return diff_saved(path_a, json_out, tui, kw)
 
     def warn(msg: str) -> None:
         err_console.print(f"[bold yellow]warning:[/] {escape(msg)}", soft_wrap=True)
@@ -284,8 +393,36 @@ def diff(
         warn=warn,
         labels=(label_a, label_b),
     )
+    if kw.get("listing"):
+        failed = emit_listing(comparison, kw, json_out=json_out, save=None, progress=progress_printer(False))
+        sys.exit(ExitCode.ERROR if failed else ExitCode.OK)
     write_or_print(comparison, json_out, inputs=(path_a, path_b))
     failed = print_side_errors(comparison)
+    if tui and not failed:
+        open_comparison(comparison)
+    if failed:
+        sys.exit(ExitCode.ERROR)
+
+
+def diff_saved(path: Path, json_out: str | None, tui: bool, kw: dict[str, Any]) -> None:
+    """``cutediff diff RESULT``: a saved comparison's tables, or its ``--listing``, no compile."""
+    from ..core.model import read_comparison
+
+    if not path.exists():
+        raise CutediffError(
+            f"{path} does not exist.", "Give a saved comparison (a --save folder or comparison.json), or two paths."
+        )
+    if path.is_dir() and not (path / "comparison.json").is_file():
+        raise CutediffError(
+            f"{path} is a folder without a comparison.json, and diff got one path.",
+            "Give two artifact paths (cutediff diff PATH_A PATH_B), or a saved comparison folder.",
+        )
+    comparison = read_comparison(path / "comparison.json" if path.is_dir() else path)
+    if kw.get("listing"):
+        failed = emit_listing(comparison, kw, json_out=json_out, save=None, progress=progress_printer(False))
+    else:
+        write_or_print(comparison, json_out, inputs=(path,))
+        failed = print_side_errors(comparison)
     if tui and not failed:
         open_comparison(comparison)
     if failed:

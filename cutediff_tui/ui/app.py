@@ -131,7 +131,7 @@ class CutediffApp(App[None]):
             self.live = LiveWatch(self, self.watch_spec)
         self.live.start()
         names = ", ".join(p.name for p in self.live.files()[:3])
-        self.notify(f"Watching {names}: save to recompile; w stops.", title="watch", timeout=5, markup=False)
+        self.notify(f"Watching {names}: save to recompile; W stops.", title="watch", timeout=5, markup=False)
 
     def stop_watch(self) -> None:
         """Stop watching (a compile in flight is cancelled; the warm workers stop)."""

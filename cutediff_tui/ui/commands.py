@@ -3,6 +3,7 @@
 | area      | commands                                                                 |
 |-----------|--------------------------------------------------------------------------|
 | view      | SASS, PTX, MLIR, ptxas log, next/previous hunk, next/previous spill site, |
+|           | next largest hunk, next marked hunk, what changed,                       |
 |           | toggle register normalisation, search, jump to address or line          |
 | kernel    | next, previous, and one "kernel: show NAME" per kernel                   |
 | compare   | new, cross-check with ptxas versions                                     |
@@ -31,6 +32,9 @@ SCREEN_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("view: ptxas log", "Show resources, compiler remarks and the compile log", "view('log')"),
     ("view: next hunk", "Move to the next changed hunk (d)", "hunk(1)"),
     ("view: previous hunk", "Move to the previous changed hunk", "hunk(-1)"),
+    ("view: next largest hunk", "The largest hunk, then the next smaller one (r)", "ranked_hunk(1)"),
+    ("view: next marked hunk", "The next hunk changing spill code, an MMA or a register budget (m)", "marked_hunk(1)"),
+    ("view: what changed", "The kernel's ranked changes; enter jumps to where one shows (w)", "changes"),
     ("view: next spill site", "Move to the next spill store/load (B when B spills)", "spill(1)"),
     ("view: previous spill site", "Move to the previous spill store/load", "spill(-1)"),
     ("view: toggle register normalisation", "Show registers without numbers (R12 → R•)", "toggle_normalise"),

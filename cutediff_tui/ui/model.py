@@ -76,12 +76,25 @@ class Row:
 
 @dataclass(slots=True)
 class RowHunk:
-    """A run of changed rows ``[start, end)``."""
+    """A run of changed rows ``[start, end)``.
+
+    ``cost`` is the aligner's weighted size; ``rank`` its place by cost among the view's hunks
+    (1 = largest; 0 for register renames alone, which are not ranked); ``tags`` what its changed
+    lines touch (:data:`cutediff_tui.core.listing.TAGS`: spill, mma, budget).
+    """
 
     start: int
     end: int
     kind: str
     summary: str = ""
+    cost: float = 0.0
+    rank: int = 0
+    tags: frozenset = frozenset()
+
+    @property
+    def size(self) -> int:
+        """Rows in the hunk."""
+        return self.end - self.start
 
 
 @dataclass
@@ -116,6 +129,7 @@ class PaneModel:
     _row_of: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _spills: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _hunk_starts: list[int] = field(default_factory=list, repr=False)
+    _ranked: list[RowHunk] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         for s in SIDES:
@@ -129,6 +143,7 @@ class PaneModel:
             self._spills[s] = sorted(row_of[i] for i, ln in enumerate(side.lines) if ln.spill)
         self.hunks.sort(key=lambda h: h.start)
         self._hunk_starts = [h.start for h in self.hunks]
+        self._rank_hunks()
         if not self.text_width:
             self.text_width = max((len(ln.text) for s in SIDES for ln in self.side(s).lines), default=0)
         addrs = [ln.addr for s in SIDES for ln in self.side(s).lines if ln.addr is not None]
@@ -165,7 +180,78 @@ class PaneModel:
             return k, self.hunks[k]
         return None
 
+    def _rank_hunks(self) -> None:
+        from cutediff_tui.core.listing import line_tags
+
+        ranked = sorted((h for h in self.hunks if h.kind != "regalloc"), key=lambda h: (-h.cost, h.start))
+        for r, h in enumerate(ranked, 1):
+            h.rank = r
+            tags: set[str] = set()
+            for row in self.rows[h.start : h.end]:
+                if row.kind in ("same", "regalloc"):
+                    continue
+                for s in SIDES:
+                    ln = self.line_at_index(s, row.index(s))
+                    if ln is not None:
+                        tags |= line_tags(_full_opcode(ln), ln.spill)
+            h.tags = frozenset(tags)
+        self._ranked = ranked
+
+    def line_at_index(self, s: str, i: int | None) -> CodeLine | None:
+        lines = self.side(s).lines
+        return lines[i] if i is not None and 0 <= i < len(lines) else None
+
+    @property
+    def ranked_hunks(self) -> list[RowHunk]:
+        """The changed hunks (register renames aside), largest first."""
+        return self._ranked
+
     # ------------------------------------------------------------------ navigation
+
+    def next_ranked(self, row: int, step: int = 1) -> RowHunk | None:
+        """The hunk one rank smaller (step=1) or larger (step=-1) than the one at ``row``; from
+        outside a ranked hunk, the largest (step=1) or the smallest (step=-1). Wraps around."""
+        ranked = self._ranked
+        if not ranked:
+            return None
+        hit = self.hunk_at(row)
+        rank = hit[1].rank if hit is not None else 0
+        if not rank:
+            return ranked[0] if step > 0 else ranked[-1]
+        return ranked[(rank - 1 + step) % len(ranked)]
+
+    def next_tagged(self, row: int, step: int = 1, tags: frozenset | set | None = None) -> RowHunk | None:
+        """The next/previous hunk in listing order whose changed lines touch spill code, an MMA
+        or a register budget (or one of ``tags``), wrapping around."""
+        want = frozenset(tags) if tags is not None else frozenset(("spill", "mma", "budget"))
+        hunks = [h for h in self.hunks if h.tags & want]
+        if not hunks:
+            return None
+        starts = [h.start for h in hunks]
+        k = bisect.bisect_right(starts, row) if step > 0 else bisect.bisect_left(starts, row) - 1
+        return hunks[k % len(hunks)]
+
+    def first_hunk_showing(self, opcodes: Sequence[str] = (), classes: Sequence[str] = ()) -> RowHunk | None:
+        """The first hunk (in listing order) whose changed lines hold one of ``opcodes`` (a full
+        opcode, ``STG.E.U16``, or its base/prefix, ``USETMAXREG``, ``st.local``), else whose
+        summary names one of ``classes``; None when no hunk shows them."""
+        ops = tuple(o for o in opcodes if o)
+        for h in self.hunks if ops else ():
+            if h.kind == "regalloc":
+                continue
+            for row in self.rows[h.start : h.end]:
+                if row.kind in ("same", "regalloc"):
+                    continue
+                for s in SIDES:
+                    ln = self.line_at_index(s, row.index(s))
+                    if ln is not None and _shows(_full_opcode(ln), ops):
+                        return h
+        names = tuple(c.lower() for c in classes if c)
+        for h in self.hunks if names else ():
+            text = h.summary.lower()
+            if h.kind != "regalloc" and any(re.search(rf"[+\u2212-]\d+ {re.escape(n)}\b", text) for n in names):
+                return h
+        return None
 
     def next_hunk(self, row: int, step: int = 1, *, skip_regalloc: bool = True) -> RowHunk | None:
         """The next (step=1) or previous (step=-1) hunk from ``row``, wrapping around."""
@@ -261,6 +347,19 @@ class PaneModel:
             lo, hi = k * n // buckets, max((k + 1) * n // buckets, k * n // buckets + 1)
             out.append(max(live[lo:hi]))
         return out
+
+
+def _full_opcode(ln: CodeLine) -> str:
+    """The opcode with its modifiers (``STG.E.U16``, ``st.global.v4.b32``): the first word of the
+    text after a guard (``@!P0``)."""
+    words = ln.text.split(None, 2)
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0] if words else ln.opcode
+
+
+def _shows(opcode: str, wanted: tuple[str, ...]) -> bool:
+    return any(opcode == w or opcode.startswith(w + ".") for w in wanted)
 
 
 def _wrapped_order(n: int, model: PaneModel, s: str, after_row: int, step: int) -> list[int]:
@@ -435,7 +534,10 @@ def _align_module():
 def _rows_from_alignment(al: Any) -> tuple[list[Row], list[RowHunk]]:
     rows = [Row(r.kind, r.a_index, r.b_index) for r in al.rows]
     ordered = al.hunks_in_order() if hasattr(al, "hunks_in_order") else sorted(al.hunks, key=lambda h: h.rows[0])
-    hunks = [RowHunk(h.rows[0], h.rows[1], h.kind, getattr(h, "summary", "") or "") for h in ordered]
+    hunks = [
+        RowHunk(h.rows[0], h.rows[1], h.kind, getattr(h, "summary", "") or "", float(getattr(h, "cost", 0.0)))
+        for h in ordered
+    ]
     return rows, hunks
 
 

@@ -90,7 +90,7 @@ async def test_watch_key_without_a_recipe_says_why(make_app, comparison):
     app = make_app(copy.deepcopy(comparison))
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
-        await pilot.press("w")
+        await pilot.press("W")
         await settle(pilot)
         assert app.live is None or not app.live.running
         shown = [" ".join(str(t.render()).split()) for t in app.screen.query("Toast")]

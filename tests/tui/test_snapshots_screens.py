@@ -103,6 +103,19 @@ class TestHelp:
         assert snap_compare(app, terminal_size=WIDE, run_before=steps(("question_mark",)))
 
 
+class TestHunkKeys:
+    """Issue 15: the changes list (w) and the rank of the hunk under the cursor (r)."""
+
+    def test_changes_list(self, snap_compare, app):
+        assert snap_compare(app, terminal_size=WIDE, run_before=steps(("w",)))
+
+    def test_changes_list_small_terminal(self, snap_compare, app):
+        assert snap_compare(app, terminal_size=SMALL, run_before=steps(("w",)))
+
+    def test_largest_hunk_rank_in_status(self, snap_compare, app):
+        assert snap_compare(app, terminal_size=WIDE, run_before=steps(("r",), ("r",)))
+
+
 class TestPrompt:
     def test_search(self, snap_compare, app):
         assert snap_compare(app, terminal_size=WIDE, run_before=steps(("slash",), ("S", "T", "L")))

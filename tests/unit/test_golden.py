@@ -5,7 +5,9 @@
 ``cutediff.comparison/2`` and carries each kernel's registry figures and ranked ``changes``;
 everything else in it must be the same. ``report.md``/``report.html`` were re-captured for issue 15
 (intended additions only): "key opcodes unchanged" where classes changed but the key opcodes did
-not, each kernel's ranked changes list, and the new "PTX local depot" figure row.
+not, each kernel's ranked changes list, and the new "PTX local depot" figure row; then again for
+issue 15 items 3 and 6: the PTX opcodes that changed most (a table per kernel and a last ranked
+change) and each regressed kernel's largest SASS hunk as a ```diff block.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def test_json_report_same_content_as_before_the_model(outputs):
     assert new.pop("schema") == "cutediff.comparison/2"
     figures = [k.pop("figures") for k in new["kernels"]]
     changes = {k["name"]: k.pop("changes") for k in new["kernels"]}
+    ptx_ops = {k["name"]: k.pop("ptx_opcode_deltas") for k in new["kernels"]}
+    assert ptx_ops["FlashAttentionBackwardPreprocess"][:2] == [
+        {"opcode": "cvt.f32.bf16", "a": 128, "b": 0, "delta": -128},
+        {"opcode": "fma.rn.f32", "a": 64, "b": 0, "delta": -64},
+    ]
+    assert all(len(v) <= 8 for v in ptx_ops.values())
     assert changes["FlashAttentionForwardSm100"][0] == (
         "FlashAttentionForwardSm100 spills on 4.8.0: stack 0 → 112 B, spill stores 0 → 176 B"
     )

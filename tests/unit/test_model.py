@@ -35,6 +35,7 @@ def test_v1_sample_reads_and_writes_v2_losslessly():
     for k in out["kernels"]:
         assert k.pop("figures")
         assert k.pop("changes")  # every sample kernel changed: its ranked changes (issue 15)
+        assert k.pop("ptx_opcode_deltas")  # and its PTX opcodes
     out["schema"] = "cutediff.comparison/1"
     assert out == json.loads(raw)
 

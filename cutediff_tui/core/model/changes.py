@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,15 @@ from typing import Any
 from .figures import Figure, by_name, delta_sign, figures_for, is_worse, unit_symbol
 
 __all__ = [
+    "PTX_DELTAS_SHOWN",
     "RANKING",
+    "Change",
+    "change_items",
     "class_changes",
     "figure_change",
     "kernel_changes",
+    "ptx_opcode_deltas",
+    "ptx_delta_text",
     "regressions",
     "resource_sentence",
     "side_name",
@@ -199,41 +205,154 @@ def _differs(fig: Figure, a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[b
     return (list(va) if isinstance(va, tuple) else va) != (list(vb) if isinstance(vb, tuple) else vb), va, vb
 
 
-def kernel_changes(c: Mapping[str, Any], k: Mapping[str, Any]) -> list[str]:
-    """Every change of a kernel from A to B as short sentences, the one that matters most first.
+@dataclass(frozen=True)
+class Change:
+    """One ranked change of a kernel: its sentence and where a listing shows it.
 
-    The first is the headline (:func:`resource_sentence`) when registers, stack or spills changed;
-    then the spill sites added and removed; then the other local-memory, budget and memory-width
-    figures of :data:`RANKING`; then the instruction classes and key opcodes. Empty when nothing
-    changed."""
+    Attributes:
+        text: the sentence (what ``changes`` in the JSON and every face print).
+        group: ``headline``, ``sites``, ``local``, ``budgets``, ``memory``, ``classes``,
+            ``opcodes`` or ``ptx_opcodes``.
+        view: the listing that shows it, ``sass`` or ``ptx``.
+        spill: shown by spill code (the TUI jumps to the first spill site).
+        opcodes: opcodes (full or base, ``STG.E.U16``, ``USETMAXREG``) a hunk that shows it holds.
+        classes: instruction classes as a hunk's summary names them (``fp32 packed``).
+    """
+
+    text: str
+    group: str
+    view: str = "sass"
+    spill: bool = False
+    opcodes: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+
+
+#: How many PTX opcode deltas the faces list per kernel.
+PTX_DELTAS_SHOWN = 8
+_OP_NAME = re.compile(r"^(\S+?)(?:×\d+)?$")
+#: Opcodes behind figures whose values are counts, not opcode lists.
+_FIGURE_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "register_budgets": ("sass", ("USETMAXREG",)),
+    "ptx_register_budgets": ("ptx", ("setmaxnreg",)),
+    "ptx_local_bytes": ("ptx", ("st.local", "ld.local")),
+}
+
+
+def _op_names(v: Any) -> set[str]:
+    """``{"STG.E.128"}`` from a memory-ops figure value (``["STG.E.128×8"]``)."""
+    out = set()
+    for item in v or [] if isinstance(v, (list, tuple)) else []:
+        m = _OP_NAME.match(str(item).split(" ", 1)[0])
+        if m:
+            out.add(m.group(1))
+    return out
+
+
+def _figure_item(fig: Figure, group: str, va: Any, vb: Any) -> Change:
+    text = figure_change(fig, va, vb)
+    view = "ptx" if fig.name.startswith("ptx_") else "sass"
+    if fig.name in _FIGURE_OPS:
+        view, ops = _FIGURE_OPS[fig.name]
+        return Change(text, group, view, spill=group == "local", opcodes=ops)
+    if fig.kind == "list" and fig.fmt is not None:  # memory ops by width: the opcodes that moved
+        moved = _op_names(va) ^ _op_names(vb) or _op_names(va) | _op_names(vb)
+        return Change(text, group, view, spill=group == "local", opcodes=tuple(sorted(moved)))
+    return Change(text, group, view, spill=group == "local")
+
+
+def ptx_opcode_deltas(k: Mapping[str, Any], top: int | None = PTX_DELTAS_SHOWN) -> list[tuple[str, int, int]]:
+    """``[("st.global.b16", 0, 64), …]``: the PTX opcodes (type and width kept) whose count changed
+    most, largest change first; from the kernel's ``ptx_opcode_ranking`` when the analysis stored
+    it, else from both sides' PTX opcode counts."""
+    ranking = k.get("ptx_opcode_ranking")
+    rows: list[tuple[str, int, int]] = []
+    if isinstance(ranking, list) and ranking:
+        rows = [
+            (str(r.get("opcode")), int(r.get("a") or 0), int(r.get("b") or 0))
+            for r in ranking
+            if isinstance(r, Mapping) and r.get("opcode")
+        ]
+    else:
+        pa = (_metrics(k, "a").get("ptx") or {}).get("opcodes")
+        pb = (_metrics(k, "b").get("ptx") or {}).get("opcodes")
+        if isinstance(pa, Mapping) and isinstance(pb, Mapping) and (pa or pb):
+            from ..analysis.ptx_facts import opcode_deltas
+
+            rows = [(d.opcode, d.a, d.b) for d in opcode_deltas(pa, pb)]
+    rows.sort(key=lambda r: (-abs(r[2] - r[1]), r[0]))
+    return rows if top is None else rows[:top]
+
+
+def ptx_delta_text(op: str, a: int, b: int) -> str:
+    """``st.global.b16 0 → 64``."""
+    return f"{op} {a} → {b}"
+
+
+def change_items(c: Mapping[str, Any], k: Mapping[str, Any]) -> list[Change]:
+    """Every change of a kernel from A to B, the one that matters most first (see
+    :func:`kernel_changes`), each with where a listing shows it."""
     a, b = _metrics(k, "a"), _metrics(k, "b")
     if not (a and b):
-        return [resource_sentence(c, k)]
-    out: list[str] = []
+        return [Change(resource_sentence(c, k), "headline")]
+    out: list[Change] = []
     if any(_differs(f, a, b)[0] for n in _HEADLINE if (f := by_name(n)) is not None) or any(
         (a.get(n) or 0) != (b.get(n) or 0) for n in _HEADLINE[1:]
     ):
-        out.append(resource_sentence(c, k))
+        spills = any((a.get(n) or 0) != (b.get(n) or 0) for n in _HEADLINE[1:])
+        out.append(Change(resource_sentence(c, k), "headline", spill=spills))
     for which in ("added", "removed"):
         s = _spill_site_sentence(k, which)
         if s:
-            out.append(s)
-    for _, names in RANKING:
+            out.append(Change(s, "sites", spill=True))
+    for group, names in RANKING:
         for n in names:
             fig = by_name(n)
             if fig is None or n in _HEADLINE:
                 continue
             changed, va, vb = _differs(fig, a, b)
             if changed:
-                out.append(figure_change(fig, va, vb))
+                out.append(_figure_item(fig, group, va, vb))
     moved = class_changes(k)
     if moved:
-        out.append("instruction classes changed: " + ", ".join(f"{lab} {bb - aa:+d}" for _, lab, aa, bb in moved[:3]))
+        out.append(
+            Change(
+                "instruction classes changed: " + ", ".join(f"{lab} {bb - aa:+d}" for _, lab, aa, bb in moved[:3]),
+                "classes",
+                classes=tuple(key.replace("_", " ") for key, _, _, _ in moved[:3]),
+            )
+        )
     ops = [(f, f.value(a), f.value(b)) for f in figures_for("json", "opcode") if f.present(a) or f.present(b)]
     ops_moved = [(f, va or 0, vb or 0) for f, va, vb in ops if (va or 0) != (vb or 0)]
     if ops_moved:
-        out.append("key opcodes changed: " + ", ".join(f"{f.name} {va} → {vb}" for f, va, vb in ops_moved[:4]))
+        out.append(
+            Change(
+                "key opcodes changed: " + ", ".join(f"{f.name} {va} → {vb}" for f, va, vb in ops_moved[:4]),
+                "opcodes",
+                opcodes=tuple(f.name for f, _, _ in ops_moved[:4]),
+            )
+        )
+    ptx = ptx_opcode_deltas(k, top=4)
+    if ptx:
+        out.append(
+            Change(
+                "PTX opcodes changed: " + ", ".join(ptx_delta_text(*r) for r in ptx),
+                "ptx_opcodes",
+                "ptx",
+                opcodes=tuple(r[0] for r in ptx),
+            )
+        )
     return out
+
+
+def kernel_changes(c: Mapping[str, Any], k: Mapping[str, Any]) -> list[str]:
+    """Every change of a kernel from A to B as short sentences, the one that matters most first.
+
+    The first is the headline (:func:`resource_sentence`) when registers, stack or spills changed;
+    then the spill sites added and removed; then the other local-memory, budget and memory-width
+    figures of :data:`RANKING`; then the instruction classes, key opcodes and the PTX opcodes that
+    changed most. Empty when nothing changed. :func:`change_items` gives the same list with where
+    a listing shows each change."""
+    return [ch.text for ch in change_items(c, k)]
 
 
 def regressions(k: Mapping[str, Any]) -> list[str]:

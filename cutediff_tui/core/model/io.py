@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ..errors import CutediffError
-from .changes import kernel_changes
+from .changes import kernel_changes, ptx_opcode_deltas
 from .figures import figures_for
 from .types import SIDES, Comparison
 
@@ -152,14 +152,22 @@ def kernel_figures(kernel: Mapping[str, Any]) -> dict[str, list[Any]]:
 
 
 def document(comparison: Mapping[str, Any]) -> dict[str, Any]:
-    """The /2 JSON document of a comparison: its keys, ``schema`` /2 and each kernel's figures and
-    ranked ``changes`` (:func:`.changes.kernel_changes`)."""
+    """The /2 JSON document of a comparison: its keys, ``schema`` /2 and each kernel's figures,
+    ranked ``changes`` (:func:`.changes.kernel_changes`) and ``ptx_opcode_deltas``
+    (:func:`.changes.ptx_opcode_deltas`)."""
     doc = dict(comparison)
     doc["schema"] = SCHEMA
     kernels = doc.get("kernels")
     if isinstance(kernels, list):
         doc["kernels"] = [
-            {**k, "figures": kernel_figures(k), "changes": kernel_changes(comparison, k)}
+            {
+                **k,
+                "figures": kernel_figures(k),
+                "changes": kernel_changes(comparison, k),
+                "ptx_opcode_deltas": [
+                    {"opcode": op, "a": x, "b": y, "delta": y - x} for op, x, y in ptx_opcode_deltas(k)
+                ],
+            }
             if isinstance(k, Mapping)
             else k
             for k in kernels

@@ -248,6 +248,13 @@ def _kernel(c: dict, k: dict, idx: int) -> str:
             [(_code(f.name), M.num(x), M.num(y), _delta(f, x, y)) for f, x, y in ops],
             numeric=(1, 2, 3),
         )
+    ptx_ops = M.ptx_opcode_deltas(k)
+    if ptx_ops:
+        left += "<h3>PTX opcodes that changed most</h3>" + _table(
+            ["PTX opcode", f"A {e(na)}", f"B {e(nb)}", "Δ"],
+            [(_code(op), str(x), str(y), _delta(None, x, y)) for op, x, y in ptx_ops],
+            numeric=(1, 2, 3),
+        )
     classes = M.class_rows(k)
     right = ""
     if classes:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from ..model.figures import Figure
 from ..model.sides import shared_pins
-from ..sanitize import no_mentions, visible
+from ..sanitize import no_mentions, truncate, visible
 from . import model as M
 
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~])")
@@ -161,6 +161,14 @@ def _kernel(c: dict, k: dict) -> list[str]:
             [(md_code(f.name), M.num(x), M.num(y), _delta_cell(f, x, y)) for f, x, y in ops],
             "lrrr",
         )
+    ptx_ops = M.ptx_opcode_deltas(k)
+    if ptx_ops:
+        out += ["", "**PTX opcodes that changed most** (type and width kept)", ""]
+        out += table(
+            ["PTX opcode", f"A {na}", f"B {nb}", "Δ"],
+            [(md_code(op), str(x), str(y), M.delta(x, y)[0]) for op, x, y in ptx_ops],
+            "lrrr",
+        )
     al = M.alignment_text(k)
     if al:
         out += ["", md_text(al[0].upper() + al[1:]) + "."]
@@ -179,6 +187,7 @@ def _kernel(c: dict, k: dict) -> list[str]:
             f"The {len(hunks)} largest SASS differences",
             table(["kind", "A instructions", "B instructions", "what changed"], rows, "lrrl"),
         )
+    out += _top_hunk(c, k)
     peaks = [(s, M.pressure_peak(M.metrics(k, s))) for s in M.SIDES]
     if any(p[0] is not None for _, p in peaks):
         parts = []
@@ -191,6 +200,21 @@ def _kernel(c: dict, k: dict) -> list[str]:
     for note in M.lineinfo_notes(k):
         out += ["", f"> {md_text(note)}."]
     return out
+
+
+def _top_hunk(c: dict, k: dict) -> list[str]:
+    """The largest SASS hunk of a regressed kernel as a ```diff block (at most
+    :data:`M.TOP_HUNK_LINES` lines, each made visible and cut to 200 characters)."""
+    from ..listing import unified_diff
+
+    h = M.top_hunk(c, k)
+    if h is None:
+        return []
+    shown = min(len(h.lines), M.TOP_HUNK_LINES)
+    body = [truncate(line, 200) for line in unified_diff(c, [h], max_lines=M.TOP_HUNK_LINES)]
+    more = f", the first {shown} of its {len(h.lines)} lines" if shown < len(h.lines) else ""
+    head = f"**Largest SASS hunk** (rank 1 of {h.of}, {h.size} changed lines{more}; `cutediff diff RESULT --listing` prints them all):"
+    return ["", head, "", fenced("\n".join(body), "diff")]
 
 
 def _spills(c: dict, k: dict) -> list[str]:

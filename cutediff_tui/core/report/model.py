@@ -16,6 +16,7 @@ from typing import Any
 
 from ..model import SIDES
 from ..model.changes import kernel_changes as changes_of
+from ..model.changes import ptx_opcode_deltas as _ptx_deltas
 from ..model.changes import resource_sentence, side_name
 from ..model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse, unit_symbol
 from ..model.match import instruction_match
@@ -227,6 +228,31 @@ def kernel_sentence(c: dict, k: dict) -> str:
 def kernel_changes(c: dict, k: dict) -> list[str]:
     """The kernel's changes, ranked, the headline first (:func:`..model.changes.kernel_changes`)."""
     return changes_of(c, k)
+
+
+def ptx_opcode_deltas(k: dict) -> list[tuple[str, int, int]]:
+    """``(PTX opcode, A, B)`` of the opcodes whose count changed most (:func:`..model.changes.ptx_opcode_deltas`)."""
+    return _ptx_deltas(k)
+
+
+#: Most lines of the top hunk a report quotes per regressed kernel.
+TOP_HUNK_LINES = 40
+
+
+def top_hunk(c: dict, k: dict) -> Any:
+    """The largest SASS hunk of a kernel that regresses (a :class:`..listing.ListingHunk`, two
+    context lines), None when it does not regress or its listings cannot be read here."""
+    from ..errors import CutediffError
+    from ..listing import kernel_hunks
+    from ..model.changes import regressions
+
+    if not regressions(k):
+        return None
+    try:
+        hunks = kernel_hunks(k, kernels(c).index(k) if k in kernels(c) else 0, context=2, top=1)
+    except (CutediffError, OSError, KeyError, ValueError):
+        return None  # a JSON without its artifacts: the hunk table above still says what changed
+    return hunks[0] if hunks else None
 
 
 def severity(k: dict) -> int:

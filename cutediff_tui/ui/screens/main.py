@@ -9,6 +9,9 @@
 | n / N            | next / previous match of the last search ("match 3/44")    |
 | d / D            | next / previous changed hunk (register renames are skipped) |
 | s / S            | next / previous spill site (B when B spills)               |
+| r / R            | next smaller / larger hunk by size ("hunk 2/17 · 34 lines") |
+| m / M            | next / previous hunk changing spill code, an MMA or a budget |
+| w                | what changed: ranked changes, enter jumps to where it shows |
 | [ / ]            | previous / next kernel                                     |
 | 1 2 3 4          | SASS, PTX, MLIR, ptxas log                                 |
 | tab / shift+tab  | next / previous pane                                       |
@@ -51,6 +54,7 @@ from ..widgets.header import ComparisonHeader, side_label
 from ..widgets.kernel_list import KernelHighlighted, kernel_list
 from ..widgets.metrics import MetricsPane
 from ..widgets.source_pane import SourcePane
+from .hunk_nav import HUNK_BINDINGS, HunkNavigation, hunk_status
 
 if TYPE_CHECKING:
     from ..model import CodeLine
@@ -77,7 +81,7 @@ def _sentence(exc: BaseException | None) -> str:
     return s() if callable(s) else f"{type(exc).__name__}: {exc}"
 
 
-class MainScreen(Screen[None]):
+class MainScreen(HunkNavigation, Screen[None]):
     """The comparison of one kernel at a time (see the module docstring for the keys)."""
 
     AUTO_FOCUS = "#pane-b"
@@ -107,6 +111,7 @@ class MainScreen(Screen[None]):
         Binding("l,right", "scroll_x(8)", "Right", show=False, id="scroll.right", tooltip="Scroll both panes right"),
         Binding("d", "hunk(1)", "Hunk", id="hunk.next", tooltip="Next changed hunk (register renames are skipped)"),
         Binding("D", "hunk(-1)", "Prev hunk", show=False, id="hunk.previous", tooltip="Previous changed hunk"),
+        *HUNK_BINDINGS,
         Binding(
             "s",
             "spill(1)",
@@ -222,12 +227,12 @@ class MainScreen(Screen[None]):
             tooltip="The benchmark pane: time A and B on the local GPU",
         ),
         Binding(
-            "w",
+            "W",
             "watch",
             "Watch",
             show=False,
             id="compare.watch",
-            tooltip="Watch the recipe's sources: recompile the changed side on save and refresh here (w stops)",
+            tooltip="Watch the recipe's sources: recompile the changed side on save and refresh here (W stops)",
         ),
         Binding(
             "e",
@@ -456,6 +461,8 @@ class MainScreen(Screen[None]):
             self._pending = None
             if action == "spill":
                 self.action_spill(step)
+            elif action == "change":
+                self.jump_to_change(step)
 
     # ------------------------------------------------------------------ watch
 
@@ -629,8 +636,8 @@ class MainScreen(Screen[None]):
         if model is not None and model.rows:
             hit = model.hunk_at(self.cursor)
             if hit is not None:
-                k, h = hit
-                parts.append((f"hunk {k + 1}/{len(model.hunks)}", "bold $diff-changed"))
+                _k, h = hit
+                parts.append((hunk_status(model, h), "bold $diff-changed"))
                 if h.summary:
                     parts.append((f" {h.summary}", "$foreground"))
                 parts.append(("  ", ""))

@@ -15,16 +15,20 @@ from textual.content import Content
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from cutediff_tui.core.model.changes import ptx_opcode_deltas
 from cutediff_tui.core.model.figures import Figure, by_name, delta_sign, figures_for, is_worse
 from cutediff_tui.core.model.match import instruction_match
 
-__all__ = ["MetricsPane", "resource_rows", "class_rows", "PressurePlot"]
+__all__ = ["MetricsPane", "resource_rows", "class_rows", "ptx_rows", "PressurePlot"]
 
 #: Instruction classes whose growth is a regression (spill code).
 WORSE_CLASSES = frozenset({"local"})
 _LABEL_W = 12
 _NUM_W = 8
 _DELTA_W = 7
+#: PTX opcode rows: a wider label keeps type and width (``st.global.v4.b32``).
+_PTX_W = (17, 6, 6, 6)
+_PTX_SHOWN = 6
 
 
 def _fmt(v: Any) -> str:
@@ -115,6 +119,17 @@ def _label_lines(label: str) -> list[str]:
     if cur or not lines:
         lines.append(cur)
     return lines[:1] + [("  " + x)[:_LABEL_W] if len(x) <= _LABEL_W - 2 else x for x in lines[1:]]
+
+
+def ptx_rows(kernel: dict, limit: int = _PTX_SHOWN) -> list[tuple[str, int, int, int]]:
+    """(PTX opcode, A, B, Δ) of the PTX opcodes whose count changed most (the model's ranking)."""
+    return [(op, a, b, b - a) for op, a, b in ptx_opcode_deltas(kernel, top=limit)]
+
+
+def _ptx_line(op: str, a: str, b: str, d: str, style: str = "", op_style: str = "$text-muted") -> Content:
+    w, n, m, dw = _PTX_W
+    label = op if len(op) <= w else op[: w - 1] + "…"
+    return Content.assemble((f"{label:<{w}}", op_style), (f"{a:>{n}}", style), (f"{b:>{m}}", style), (f"{d:>{dw}}", ""))
 
 
 def _row(label: str, a: str, b: str, d: str, d_style: str, label_style: str = "") -> Content:
@@ -268,6 +283,10 @@ class MetricsPane(Vertical):
             cls_lines.append(_row(label, _fmt(va), _fmt(vb), text, style, "$text-muted"))
         if not self.class_data:
             cls_lines.append(Content.styled("no instruction classes recorded", "$text-muted"))
+        ptx = ptx_rows(kernel)
+        if ptx:
+            cls_lines.append(_ptx_line("PTX opcodes", "A", "B", "Δ", "bold", "bold"))
+            cls_lines += [_ptx_line(op, _fmt(va), _fmt(vb), f"{d:+d}") for op, va, vb, d in ptx]
         self.query_one("#classes", Static).update(Content("\n").join(cls_lines))
 
     def show_pressure(self, series: dict[str, list[int]]) -> None:
