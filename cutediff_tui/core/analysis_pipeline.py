@@ -511,6 +511,22 @@ def load_listing(metrics: dict) -> SassListing:
     return listing
 
 
+def listing_bytes(metrics: dict) -> bytes:
+    """The plain SASS text of a side kernel as bytes, for a first look before it is parsed.
+
+    Read from ``kernel.sass`` or the disassembly cache without checking its hash record (the
+    parsed view that follows reads it through :func:`load_listing`, which does); nvdisasm runs
+    only when nothing is cached yet."""
+    kdir = Path(metrics["files"]["dir"])
+    if not (kdir / "kernel.cubin").is_file() and (kdir / "kernel.sass").is_file():
+        return read_bounded(kdir / "kernel.sass")
+    cache = cache_for(kdir)
+    for name in ("sass.txt", "sass.txt.gz"):
+        if cache is not None and (cache / name).is_file():
+            return read_bounded(cache / name)
+    return kernel_texts(kdir / "kernel.cubin", cache)["sass"].encode()
+
+
 def cache_for(kdir: Path) -> Path | None:
     """Disassembly cache of a kernel folder: beside it in a saved result, else in the user cache."""
     if (kdir / "sass.txt.gz").is_file() or (kdir.parent.parent / "comparison.json").exists():
