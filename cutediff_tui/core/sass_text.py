@@ -83,14 +83,15 @@ def arch_of(text: str) -> str | None:
 _INSTR_LINE = re.compile(rb"^[ \t]*/\*[0-9a-fA-F]{4,}\*/[^\n]*", re.MULTILINE)
 
 
-def instruction_lines(data: bytes, chunk: int = 256 << 10) -> Iterator[list[bytes]]:
+def instruction_lines(data: bytes, chunk: int = 256 << 10, start: int = 0) -> Iterator[list[bytes]]:
     """The instruction lines of a listing, in order, a slice of about ``chunk`` bytes at a time.
 
     A regular expression over each slice (no per-line Python), so 1M instructions take a few
     tenths of a second; a caller on an event loop awaits between slices. Lines are kept as bytes
-    and read one by one when shown (:func:`.analysis.sass.read_instruction_line`).
+    and read one by one when shown (:func:`.analysis.sass.read_instruction_line`). ``start`` is
+    where to begin (the start of a line).
     """
-    n, pos = len(data), 0
+    n, pos = len(data), start
     while pos < n:
         end = data.find(b"\n", min(n, pos + chunk))
         end = n if end < 0 else end

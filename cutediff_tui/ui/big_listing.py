@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from cutediff_tui.core.analysis.sass import read_instruction_line
-from cutediff_tui.core.analysis_pipeline import listing_bytes
+from cutediff_tui.core.analysis_pipeline import listing_bytes, listing_head
 from cutediff_tui.core.errors import CutediffError
 from cutediff_tui.core.model.types import SIDES
 from cutediff_tui.core.packed_sass import KINDS, PackedSide, iter_text_lines, read_packed, request_for
@@ -295,36 +295,35 @@ def _notes(comparison: dict, kernel: dict) -> dict[str, str | None]:
     return {s: side_note(comparison, kernel, s) for s in SIDES}
 
 
-#: Bytes of each side's text scanned before the first paint (the rest follows, a slice at a time).
-FIRST_SLICE = 1 << 20
-
-
 class _RawScan:
-    """Instruction lines of each side's text, found a slice at a time."""
+    """Instruction lines of each side's text: the head first (the first paint), then the rest."""
 
-    def __init__(self, data: dict[str, bytes]) -> None:
-        self.found: dict[str, list[bytes]] = {s: [] for s in data}
+    def __init__(self, sides: list[str], top: int) -> None:
+        self.found: dict[str, list[bytes]] = {s: [] for s in sides}
+        self.pos: dict[str, int] = dict.fromkeys(sides, 0)
         self.width = 0
-        self.top = 0
-        for d in data.values():
-            last = last_instruction_line(d)
-            ins = read_instruction_line(last.decode("utf-8", "replace")) if last else None
-            if ins is not None:
-                self.top = max(self.top, ins.addr)
-        self._data = data
-        self._parts = {s: instruction_lines(d) for s, d in data.items()}
+        self.top = top
 
-    async def scan(self, limit: int | None = None) -> None:
-        """Scan up to ``limit`` more bytes of each side (None: to the end), awaiting between slices."""
-        for s, parts in self._parts.items():
-            done = 0
-            for part in parts:
-                self.found[s].extend(part)
-                self.width = max(self.width, max(map(len, part), default=0))
-                done += sum(map(len, part))
-                await asyncio.sleep(0)
-                if limit is not None and done >= limit:
-                    break
+    def _add(self, s: str, part: list[bytes]) -> None:
+        self.found[s].extend(part)
+        self.width = max(self.width, max(map(len, part), default=0))
+
+    def head(self, s: str, head: bytes) -> None:
+        """Scan the first whole lines of a side's text (:func:`listing_head`)."""
+        for part in instruction_lines(head):
+            self._add(s, part)
+        self.pos[s] = len(head)
+
+    async def rest(self, s: str, data: bytes) -> None:
+        """Scan the whole text from where :meth:`head` stopped, awaiting between slices."""
+        last = last_instruction_line(data)
+        ins = read_instruction_line(last.decode("utf-8", "replace")) if last else None
+        if ins is not None:
+            self.top = max(self.top, ins.addr)
+        for part in instruction_lines(data, start=self.pos[s]):
+            self._add(s, part)
+            await asyncio.sleep(0)
+        self.pos[s] = len(data)
 
 
 def _raw_model(scan: _RawScan, notes: dict[str, str | None], pending: str) -> RawPaneModel:
@@ -349,6 +348,7 @@ def _raw_model(scan: _RawScan, notes: dict[str, str | None], pending: str) -> Ra
 
 def _raw_grew(model: RawPaneModel, scan: _RawScan, done: bool) -> None:
     model.text_width = scan.width
+    model.addr_width = max(4, len(f"{scan.top:x}"))
     for s, lines in scan.found.items():
         model.side(s).caption = f"{len(lines):,} instr, raw" + ("" if done else " (reading…)")
 
@@ -441,23 +441,30 @@ async def stage_sass(comparison: dict, kernel_index: int) -> AsyncIterator[PaneM
     try:
         proc.stdin.write(json.dumps(request_for(kernel, present)).encode() + b"\n")
         await proc.stdin.drain()  # stdin stays open: the child ends when it closes
+        # the first lines of each side at once (a slice of the text), then the whole text
+        heads = await asyncio.gather(*(asyncio.to_thread(listing_head, kernel[s]) for s in present))
+        top = 16 * max((kernel[s].get("instructions") or 0 for s in present), default=0)
+        scan = _RawScan(present, top)
+        for s, head in zip(present, heads):
+            if head is not None:
+                scan.head(s, head)
+        raw = _raw_model(scan, notes, "raw listing; aligning in the background…")
+        if any(heads):
+            yield raw  # the first paint
         datas = await asyncio.gather(
             *(asyncio.to_thread(listing_bytes, kernel[s]) for s in present),  # zlib frees the GIL
             return_exceptions=True,
         )
-        data: dict[str, bytes] = {}
         for s, d in zip(present, datas):
             if isinstance(d, CutediffError):
                 notes[s] = f"Side {s.upper()}: the SASS could not be read: {d.sentence()}"
+                scan.found[s].clear()  # the raw view's lists: that side shows the sentence
+                raw.side(s).note = notes[s]
             elif isinstance(d, BaseException):
                 raise d
             else:
-                data[s] = d
-        scan = _RawScan(data)
-        await scan.scan(FIRST_SLICE)
-        raw = _raw_model(scan, notes, "raw listing; aligning in the background…")
-        yield raw  # the first paint
-        await scan.scan()
+                await scan.rest(s, d)
+        del datas
         _raw_grew(raw, scan, done=True)
         yield raw
         error = ""

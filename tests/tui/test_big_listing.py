@@ -8,7 +8,12 @@ measured by ``benchmarks/bench_big_listing.py``; these tests assert behaviour on
 from __future__ import annotations
 
 import asyncio
+import gzip
+import os
 import time
+from pathlib import Path
+
+import pytest
 
 from cutediff_tui.ui.app import CutediffApp
 from cutediff_tui.ui.big_listing import PackedPaneModel, RawPaneModel, stage_sass
@@ -102,5 +107,52 @@ def test_a_big_listing_answers_keys_while_it_is_aligned(tmp_path):
             await until(pilot, lambda: main.cursor == len(model.rows) - 1, 10)
             bottom = main.pane("b")
             assert bottom.render_line(bottom.cursor - round(bottom.scroll_y)).text.strip()
+
+    asyncio.run(go())
+
+
+def test_an_aligner_failure_leaves_the_raw_listing_with_a_sentence(tmp_path):
+    comparison = fa4_like_comparison(tmp_path, 3_000)
+    kdir = tmp_path / "a" / "000"
+    # the raw view reads this text; the aligner refuses it (a label, no function, no instruction)
+    (kdir / "sass.txt.gz").write_bytes(gzip.compress(b"        /*0000*/  BRA.U !UP0, 0x10 ;\n"))
+    (kdir / "lrm.txt.gz").write_bytes(gzip.compress(b"nothing here\n"))
+    stages = asyncio.run(_stages(comparison))
+    last = stages[-1]
+    assert isinstance(last, RawPaneModel) and last is stages[0]
+    assert last.pending.startswith("The aligned view could not be made (")
+    assert "no instruction lines" in last.pending and "raw listing" in last.pending
+    assert "Traceback" not in last.pending
+    assert last.side("a").lines[0].text == "BRA.U !UP0, 0x10"
+
+
+def _packers() -> list[int]:
+    """Processes whose parent is this one and which run the aligner (Linux /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            cmd = (d / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and b"cutediff_tui.core.packed_sass" in cmd:
+            out.append(int(d.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_aligner_dies_with_the_view_that_asked_for_it(tmp_path):
+    comparison = fa4_like_comparison(tmp_path, 150_000)
+
+    async def go() -> None:
+        stages = stage_sass(comparison, 0)
+        first = await anext(stages)
+        assert isinstance(first, RawPaneModel)
+        assert len(_packers()) == 1, "the aligner runs while the raw listing shows"
+        await stages.aclose()  # what cancelling the worker does
+        assert _packers() == []
 
     asyncio.run(go())
