@@ -18,6 +18,7 @@ SENTENCE`` line with exit status 2; anything on stderr is a bug's traceback.
 from __future__ import annotations
 
 import json
+import os
 import struct
 import sys
 from array import array
@@ -178,15 +179,15 @@ def pack_pair(metrics: dict[str, dict], progress=lambda _text: None) -> PackedPa
             hunk_kind.append(_KIND_CODE.get(h.kind, _KIND_CODE["opcode"]))
             summaries.append((h.summary or "").replace("\n", " "))
     elif sides:
-        ((s, only),) = sides.items()
+        ((which, only),) = sides.items()
         n = len(only)
         kinds = bytearray(n)  # all "same"
         mine = array("i", range(n))
         gaps = array("i", [NONE]) * n
-        row_a, row_b = (mine, gaps) if s == "a" else (gaps, mine)
+        row_a, row_b = (mine, gaps) if which == "a" else (gaps, mine)
     progress("indexing rows")
-    for s, side in sides.items():
-        col = row_a if s == "a" else row_b
+    for name, side in sides.items():
+        col = row_a if name == "a" else row_b
         row_of = array("i", [0]) * len(side)
         for r, i in enumerate(col):
             if i >= 0:
@@ -320,7 +321,6 @@ def request_for(kernel: dict, sides: Sequence[str]) -> dict:
 
 def _exit_when_stdin_closes() -> None:
     """End this process when the parent closes stdin or dies (no orphan keeps parsing)."""
-    import os
     import threading
 
     def watch() -> None:
@@ -344,6 +344,11 @@ def main(argv: list[str] | None = None) -> int:
     def progress(text: str) -> None:
         print(f"progress {text}", flush=True)
 
+    if hasattr(os, "nice"):
+        try:
+            os.nice(10)  # background work: the TUI waiting for it keeps the CPU for its keys
+        except OSError:
+            pass
     try:
         request = json.loads(sys.stdin.readline())
         _exit_when_stdin_closes()
@@ -360,8 +365,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    import os
-
     code = main()
     sys.stdout.flush()
     os._exit(code)  # not sys.exit: the stdin watcher would be torn down mid-read at shutdown

@@ -156,3 +156,14 @@ def test_the_aligner_dies_with_the_view_that_asked_for_it(tmp_path):
         assert _packers() == []
 
     asyncio.run(go())
+
+
+def test_one_failed_side_packs_the_other_alone(tmp_path):
+    comparison = fa4_like_comparison(tmp_path, 3_000)
+    comparison["sides"]["a"]["error"] = "the DSL did not import"
+    stages = asyncio.run(_stages(comparison))
+    got, want = stages[-1], build_model(comparison, 0, "sass")
+    assert isinstance(got, PackedPaneModel) and got.pending is None
+    assert got.side("a").note == want.side("a").note == "Side A failed: the DSL did not import"
+    assert list(got.rows) == list(want.rows) and list(got.side("b").lines) == list(want.side("b").lines)
+    assert got.next_hunk(0) is None and list(got.spill_rows("b")) == list(want.spill_rows("b"))
