@@ -543,6 +543,60 @@ def _one_function(listing: SassListing, metrics: dict) -> SassListing:
     return listing
 
 
+def _plain_listing_path(metrics: dict) -> Path | None:
+    """Where the plain SASS text of a side kernel is on disk (None: nvdisasm has to make it)."""
+    kdir = Path(metrics["files"]["dir"])
+    if not (kdir / "kernel.cubin").is_file() and (kdir / "kernel.sass").is_file():
+        return kdir / "kernel.sass"
+    cache = cache_for(kdir)
+    for name in ("sass.txt", "sass.txt.gz"):
+        if cache is not None and (cache / name).is_file():
+            return cache / name
+    return None
+
+
+def listing_head(metrics: dict, size: int = 1 << 20) -> bytes | None:
+    """About the first ``size`` bytes of a side kernel's plain SASS text, cut after a whole line.
+
+    Only that much is read and decompressed, so a huge listing's first screen comes at once. None
+    when the text is not on disk yet (see :func:`listing_bytes`)."""
+    import zlib
+
+    from .files import refuse_irregular
+
+    path = _plain_listing_path(metrics)
+    if path is None:
+        return None
+    refuse_irregular(path)
+    with open(path, "rb") as fh:
+        if path.suffix == ".gz":
+            d = zlib.decompressobj(wbits=31)
+            head = b""
+            while len(head) < size:
+                chunk = fh.read(1 << 18)
+                if not chunk:
+                    break
+                head += d.decompress(chunk, size - len(head))
+        else:
+            head = fh.read(size)
+    if len(head) >= size:
+        head = head[: head.rfind(b"\n") + 1]
+    return head
+
+
+def listing_bytes(metrics: dict) -> bytes:
+    """The plain SASS text of a side kernel as bytes, for a first look before it is parsed.
+
+    Read from ``kernel.sass`` or the disassembly cache without checking its hash record (the
+    parsed view that follows reads it through :func:`load_listing`, which does); nvdisasm runs
+    only when nothing is cached yet."""
+    path = _plain_listing_path(metrics)
+    if path is not None:
+        return read_bounded(path)
+    kdir = Path(metrics["files"]["dir"])
+    return kernel_texts(kdir / "kernel.cubin", cache_for(kdir))["sass"].encode()
+
+
 def cache_for(kdir: Path) -> Path | None:
     """Disassembly cache of a kernel folder: beside it in a saved result, else in the user cache."""
     if (kdir / "sass.txt.gz").is_file() or (kdir.parent.parent / "comparison.json").exists():

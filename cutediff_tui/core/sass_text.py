@@ -9,6 +9,7 @@ frame) are unknown for such a side and shown as "–".
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from .errors import CutediffError
 
@@ -76,3 +77,32 @@ def arch_of(text: str) -> str | None:
     if not m:
         return None
     return m.group(1) or f"sm_{m.group(2)}"
+
+
+#: An instruction line of nvdisasm or cuobjdump text (``/*0a10*/ ...``), one per match.
+_INSTR_LINE = re.compile(rb"^[ \t]*/\*[0-9a-fA-F]{4,}\*/[^\n]*", re.MULTILINE)
+
+
+def instruction_lines(data: bytes, chunk: int = 256 << 10, start: int = 0) -> Iterator[list[bytes]]:
+    """The instruction lines of a listing, in order, a slice of about ``chunk`` bytes at a time.
+
+    A regular expression over each slice (no per-line Python), so 1M instructions take a few
+    tenths of a second; a caller on an event loop awaits between slices. Lines are kept as bytes
+    and read one by one when shown (:func:`.analysis.sass.read_instruction_line`). ``start`` is
+    where to begin (the start of a line).
+    """
+    n, pos = len(data), start
+    while pos < n:
+        end = data.find(b"\n", min(n, pos + chunk))
+        end = n if end < 0 else end
+        yield _INSTR_LINE.findall(data, pos, end)
+        pos = end + 1
+
+
+def last_instruction_line(data: bytes) -> bytes | None:
+    """The last instruction line of a listing (its address sizes the address column)."""
+    for back in (1 << 16, 1 << 20, len(data)):
+        found = _INSTR_LINE.findall(data, max(0, len(data) - back))
+        if found:
+            return found[-1]
+    return None

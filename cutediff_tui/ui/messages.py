@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ModelReady",
+    "ModelProgress",
     "CompareProgress",
     "CompareFinished",
     "CompareFailed",
@@ -40,6 +41,21 @@ class ModelReady(Message):
     kernel_index: int
     view: str
     model: PaneModel
+
+
+@dataclass
+class ModelProgress(Message):
+    """How far the loading of a view has got (a big listing aligned in a child process)."""
+
+    kernel_index: int
+    view: str
+    text: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ModelProgress) and (message.kernel_index, message.view) == (
+            self.kernel_index,
+            self.view,
+        )
 
 
 @dataclass

@@ -32,6 +32,7 @@ __all__ = [
     "align_lines",
     "normalise_registers",
     "parse_jump",
+    "side_note",
 ]
 
 VIEWS = ("sass", "ptx", "mlir", "log")
@@ -126,6 +127,8 @@ class PaneModel:
     match: InstructionMatch | None = None
     """Matched pairs of A's and B's instructions, with both counts (what the status bar shows)."""
     addr_hex: bool = True
+    pending: str | None = None
+    """Why the view is not complete yet (a raw listing shown while the aligner runs), else None."""
     _row_of: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _spills: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _hunk_starts: list[int] = field(default_factory=list, repr=False)
@@ -168,6 +171,10 @@ class PaneModel:
 
     def row_of(self, s: str, index: int) -> int:
         return self._row_of[s][index]
+
+    def texts(self, s: str) -> Sequence[str]:
+        """The text of every line of side ``s``, in order (what search reads)."""
+        return [ln.text for ln in self.side(s).lines]
 
     def spill_rows(self, s: str) -> list[int]:
         """Rows holding a spill instruction of side ``s``, in order."""
@@ -310,21 +317,20 @@ class PaneModel:
 
         Returns (row or None, how it matched: ``"regex"``, ``"fuzzy"`` or a reason).
         """
-        lines = self.side(s).lines
-        if not lines or not query:
+        texts = self.texts(s)
+        if not texts or not query:
             return None, "nothing to search"
-        order = _wrapped_order(len(lines), self, s, after, step)
+        order = _wrapped_order(len(texts), self, s, after, step)
         try:
             rx = re.compile(query, re.IGNORECASE)
         except re.error:
             rx = None
         if rx is not None:
             for i in order:
-                if rx.search(lines[i].text):
+                if rx.search(texts[i]):
                     return self.row_of(s, i), "regex"
         from rapidfuzz import fuzz, process
 
-        texts = [ln.text for ln in lines]
         best = process.extractOne(query, texts, scorer=fuzz.partial_ratio, score_cutoff=70)
         if best is None:
             return None, "no match"
@@ -491,7 +497,8 @@ def _one_sided(lines_a: list, lines_b: list) -> list[Row]:
 # ---------------------------------------------------------------------- builders
 
 
-def _side_note(comparison: dict, kernel: dict, s: str, what: str) -> str | None:
+def side_note(comparison: dict, kernel: dict, s: str, what: str = "") -> str | None:
+    """Why side ``s`` of ``kernel`` has nothing to show (its build failed, no such kernel), else None."""
     err = comparison.get("sides", {}).get(s, {}).get("error")
     if err:
         return f"Side {s.upper()} failed: {err}"
@@ -545,7 +552,7 @@ def build_sass(comparison: dict, kernel: dict) -> PaneModel:
     sides: dict[str, SideLines] = {}
     funcs: dict[str, Any] = {}
     for s in SIDES:
-        note = _side_note(comparison, kernel, s, "SASS")
+        note = side_note(comparison, kernel, s, "SASS")
         if note:
             sides[s] = SideLines(note=note)
             continue
@@ -614,7 +621,7 @@ def build_ptx(comparison: dict, kernel: dict) -> PaneModel:
     sides: dict[str, SideLines] = {}
     entries: dict[str, Any] = {}
     for s in SIDES:
-        note = _side_note(comparison, kernel, s, "PTX")
+        note = side_note(comparison, kernel, s, "PTX")
         if note:
             sides[s] = SideLines(note=note)
             continue
@@ -673,7 +680,7 @@ def build_mlir(comparison: dict, kernel: dict) -> PaneModel:
     texts: dict[str, list[str] | None] = {}
     notes: dict[str, str | None] = {}
     for s in SIDES:
-        notes[s] = _side_note(comparison, kernel, s, "MLIR")
+        notes[s] = side_note(comparison, kernel, s, "MLIR")
         if notes[s]:
             continue
         t = read_text(Path(kernel[s]["files"]["dir"]), "kernel.mlir")
@@ -765,7 +772,7 @@ def build_log(comparison: dict, kernel: dict) -> PaneModel:
     texts: dict[str, list[str] | None] = {}
     notes: dict[str, str | None] = {}
     for s in SIDES:
-        notes[s] = _side_note(comparison, kernel, s, "log")
+        notes[s] = side_note(comparison, kernel, s, "log")
         if not notes[s]:
             texts[s] = log_lines(comparison, kernel, s)
     return _text_model("log", "text", texts, notes, {s: "resources and remarks" for s in SIDES})

@@ -132,8 +132,9 @@ def test_terminal_smaller_than_the_minimum(tmp_path):
 
 
 def test_one_million_instruction_listing_stays_responsive(tmp_path):
-    """Measured here: about a minute to parse and align 2 x 1M instructions in the worker thread, while
-    the help screen opens in well under a second; once loaded, jumps across the listing answer at once."""
+    """The raw listing shows first and the keys answer while a child process parses and aligns 2 x 1M
+    instructions (about a minute here); once aligned, jumps across the listing answer at once. The
+    timings are in benchmarks/bench_big_listing.py."""
     n = 1_000_000
     comparison = synthetic_comparison(tmp_path, n)
     timings: dict[str, float] = {}
@@ -150,7 +151,9 @@ def test_one_million_instruction_listing_stays_responsive(tmp_path):
             timings["help_while_loading"] = time.perf_counter() - t0
             await pilot.press("escape")
             await _until(pilot, lambda: app.screen is screen, 5)
-            timings["load"] = await _until(pilot, lambda: screen.model is not None, 300)
+            await _until(pilot, lambda: screen.model is not None, 30)
+            assert screen.model.pending, "the raw listing shows while it aligns"
+            timings["load"] = await _until(pilot, lambda: screen.model is not None and not screen.model.pending, 300)
             rows = len(screen.model)
             assert rows >= n
             for key, check in (
@@ -173,6 +176,6 @@ def test_one_million_instruction_listing_stays_responsive(tmp_path):
 
     asyncio.run(go())
     print(f"1M-instruction TUI timings (s): { {k: round(v, 2) for k, v in timings.items()} }")
-    assert timings["help_while_loading"] < 6, timings  # ~2 s measured: the loading thread holds the GIL
+    assert timings["help_while_loading"] < 6, timings
     assert all(v < 3 for k, v in timings.items() if k.startswith(("key", "repaint"))), timings
     assert timings["load"] < 300, timings

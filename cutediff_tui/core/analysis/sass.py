@@ -28,6 +28,8 @@ __all__ = [
     "parse_sass",
     "merge_sass",
     "SPILL_TAG",
+    "InstructionLine",
+    "read_instruction_line",
 ]
 
 SPILL_TAG = "SpillRefill"
@@ -262,6 +264,53 @@ def _split_instruction(body: str) -> tuple[str, str, str, str, tuple] | None:
     if dot < 0:
         return pred, opcode, operands, opcode, ()
     return pred, opcode, operands, opcode[:dot], tuple(opcode[dot + 1 :].split("."))
+
+
+@dataclass(slots=True)
+class InstructionLine:
+    """The fields of one ``/*addr*/ ...;`` line read on its own (no function or label context).
+
+    Attributes:
+        addr: the byte address in the ``/*addr*/`` column.
+        text: guard + opcode + operands as :attr:`SassInstr.text` holds them.
+        base: opcode before the first dot.
+        tags: ``(*"..."*)`` annotations.
+        live: ``-lrm count`` columns, else None.
+    """
+
+    addr: int
+    text: str
+    base: str
+    tags: tuple
+    live: tuple | None
+
+
+def read_instruction_line(line: str) -> InstructionLine | None:
+    """Read one instruction line the way :func:`parse_sass` does, or None for any other line.
+
+    For views that show a listing before it is parsed (a huge listing read lazily, line by line).
+    """
+    s = line.strip()
+    if s[:2] != "/*":
+        return None
+    end = s.find("*/", 2)
+    if end < 0:
+        return None
+    addr_s = s[2:end]
+    if not addr_s or addr_s[0] in " \t" or addr_s[:2] == "0x":
+        return None
+    try:
+        addr = int(addr_s, 16)
+    except ValueError:
+        return None
+    body, live = _live_columns(s[end + 2 :])
+    body, tags, _semi = _clean_body(body)
+    if not body:
+        return None
+    parts = _split_instruction(body)
+    if parts is None:
+        return None
+    return InstructionLine(addr, body, parts[3], tags, live)
 
 
 class _SassParser:

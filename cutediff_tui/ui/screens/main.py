@@ -46,7 +46,15 @@ from textual.worker import Worker, WorkerState
 from cutediff_tui.core.sanitize import truncate
 
 from ..live import LiveBanner, error_for_side
-from ..messages import CrosscheckFinished, LiveCompiling, LiveError, LiveResult, ModelReady, ReportWritten
+from ..messages import (
+    CrosscheckFinished,
+    LiveCompiling,
+    LiveError,
+    LiveResult,
+    ModelProgress,
+    ModelReady,
+    ReportWritten,
+)
 from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, parse_jump
 from ..widgets.bars import ColumnHeader, PaneTitle, ViewBar
 from ..widgets.code_pane import CodePane
@@ -271,6 +279,10 @@ class MainScreen(HunkNavigation, Screen[None]):
         self.live_state: dict[str, tuple[str, str]] = {}
         """Per side: the watch state ("compiling" / "error") and its text, kept over a refresh."""
         self._keep: tuple | None = None
+        self._staged: dict[tuple[int, str], PaneModel] = {}
+        """Partial models (a big listing's raw view) shown while their loader runs."""
+        self._big_key: tuple[int, str] | None = None
+        """The (kernel, view) the big-listing loader is working on."""
         self.set_reactive(MainScreen.normalised, normalised)
 
     # ------------------------------------------------------------------ layout
@@ -423,13 +435,20 @@ class MainScreen(HunkNavigation, Screen[None]):
             return
         key = (self.kernel_index, self.view)
         model = self.models.get(key)
+        if model is None and self._big_key == key and key in self._staged:
+            model = self._staged[key]  # a big listing's raw view while it is aligned
         if model is None:
             self.model = None
             for s in ("a", "b"):
                 self.pane(s).set_model(None, f"Loading {VIEW_TITLES[self.view]}…")
             self._update_titles()
             self._update_status()
-            self.load_model(self.kernel_index, self.view)
+            from ..big_listing import is_big
+
+            if self.view == "sass" and is_big(self.kernel):
+                self.load_big_sass(self.kernel_index)
+            else:
+                self.load_model(self.kernel_index, self.view)
             return
         self._apply_model(model)
 
@@ -569,9 +588,46 @@ class MainScreen(HunkNavigation, Screen[None]):
         model = build_model(self.comparison, kernel_index, view)
         self.post_message(ModelReady(kernel_index, view, model))
 
+    @work(exclusive=True, exit_on_error=False, group="big-listing", description="load and align a big listing")
+    async def load_big_sass(self, kernel_index: int) -> None:
+        """A huge kernel's SASS: the raw listing at once, the aligned view when a child process made it."""
+        import contextlib
+
+        from ..big_listing import stage_sass
+
+        key = (kernel_index, "sass")
+        self._big_key = key
+        try:
+            async with contextlib.aclosing(stage_sass(self.comparison, kernel_index)) as stages:
+                async for item in stages:
+                    if isinstance(item, str):
+                        self.post_message(ModelProgress(kernel_index, "sass", item))
+                    else:
+                        self.post_message(ModelReady(kernel_index, "sass", item))
+        finally:
+            if self._big_key == key:
+                self._big_key = None
+
+    @on(ModelProgress)
+    def model_progress(self, message: ModelProgress) -> None:
+        staged = self._staged.get((message.kernel_index, message.view))
+        if staged is not None:
+            staged.pending = message.text
+            if self.model is staged:
+                self._update_status()
+
     @on(ModelReady)
     def model_ready(self, message: ModelReady) -> None:
-        self.models[(message.kernel_index, message.view)] = message.model
+        key = (message.kernel_index, message.view)
+        if message.model.pending is not None:  # a partial view: shown, not kept
+            if key in self.models:
+                return
+            self._staged[key] = message.model
+        else:
+            staged = self._staged.pop(key, None)
+            if staged is not None and staged is self.model and hasattr(staged, "row_in"):
+                self._cursors[key] = staged.row_in(message.model, self.cursor, self.active_side)
+            self.models[key] = message.model
         if message.view == "sass" and message.kernel_index == self.kernel_index:
             self.query_one(MetricsPane).show_pressure(self._pressure_series())
         if (message.kernel_index, message.view) == (self.kernel_index, self.view):
@@ -582,7 +638,7 @@ class MainScreen(HunkNavigation, Screen[None]):
         if event.state != WorkerState.ERROR:
             return
         sentence = _sentence(event.worker.error)
-        if event.worker.group == "model":
+        if event.worker.group in ("model", "big-listing"):
             for s in ("a", "b"):
                 self.pane(s).set_model(None, f"Could not load {VIEW_TITLES[self.view]}: {sentence}")
         self.notify(sentence, title=event.worker.description or "error", severity="error", timeout=8, markup=False)
@@ -641,6 +697,9 @@ class MainScreen(HunkNavigation, Screen[None]):
                 if h.summary:
                     parts.append((f" {h.summary}", "$foreground"))
                 parts.append(("  ", ""))
+            if model.pending:
+                parts.append((model.pending, "$warning"))
+                parts.append(("  ", ""))
             if model.match is not None:
                 parts.append((f"{model.match.what} matched: {model.match.short()}", "$text-muted"))
                 parts.append(("  ", ""))
@@ -697,8 +756,15 @@ class MainScreen(HunkNavigation, Screen[None]):
         for s in ("a", "b"):
             self.pane(s).center_on(self.cursor)
 
+    def _busy(self) -> bool:
+        """Say so and return True while the view is partial (a big listing being aligned)."""
+        if self.model is not None and self.model.pending:
+            self.notify(f"Not yet: {self.model.pending}", timeout=3, markup=False)
+            return True
+        return False
+
     def action_hunk(self, step: int) -> None:
-        if self.model is None:
+        if self.model is None or self._busy():
             return
         h = self.model.next_hunk(self.cursor, step)
         if h is None:
@@ -713,6 +779,8 @@ class MainScreen(HunkNavigation, Screen[None]):
             return
         if self.model is None:
             self._pending = ("spill", step)
+            return
+        if self._busy():
             return
         side = "b" if self.model.spill_rows("b") else ("a" if self.model.spill_rows("a") else None)
         if side is None:
@@ -744,6 +812,8 @@ class MainScreen(HunkNavigation, Screen[None]):
     def action_search(self) -> None:
         from .prompt import PromptScreen
 
+        if self._busy():
+            return
         self.app.push_screen(
             PromptScreen(
                 f"search side {self.active_side.upper()} — regex, fuzzy when nothing matches (enter repeats)",
@@ -779,6 +849,8 @@ class MainScreen(HunkNavigation, Screen[None]):
 
     def action_search_next(self, step: int) -> None:
         """``n`` / ``N``: the next / previous match of the last search."""
+        if self._busy():
+            return
         if not self._last_search:
             self.notify("No search yet: press / to search (d/D walk the changed hunks).", timeout=3)
             return
@@ -799,8 +871,7 @@ class MainScreen(HunkNavigation, Screen[None]):
                 rows = []
             else:
                 model = self.model
-                lines = model.side(side).lines
-                rows = sorted(model.row_of(side, i) for i, ln in enumerate(lines) if rx.search(ln.text))
+                rows = sorted(model.row_of(side, i) for i, t in enumerate(model.texts(side)) if rx.search(t))
             self._matches[key] = rows
         return rows
 
@@ -815,6 +886,8 @@ class MainScreen(HunkNavigation, Screen[None]):
     def action_jump(self) -> None:
         from .prompt import PromptScreen
 
+        if self._busy():
+            return
         self.app.push_screen(
             PromptScreen(
                 f"jump on side {self.active_side.upper()} — address, label or source line",
