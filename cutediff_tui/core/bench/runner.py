@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -310,6 +310,20 @@ def kernel_rows(ka: dict[str, dict], kb: dict[str, dict], tolerance: float) -> l
     return rows
 
 
+def _interleaved(
+    workers: list[SideWorker], rounds: int, labels: list[str], cancel: threading.Event | None
+) -> Iterator[tuple[int, int, str, SideWorker]]:
+    """(round, case index, label, worker) in run order: A then B in even rounds, B then A in odd
+    ones, every case in each round; stops with one sentence when ``cancel`` is set."""
+    for r in range(rounds):
+        order = workers if r % 2 == 0 else workers[::-1]
+        for i, label in enumerate(labels):
+            for w in order:
+                if cancel is not None and cancel.is_set():
+                    raise CutediffError("The benchmark was stopped.", "Partial samples are kept in the pane.")
+                yield r, i, label, w
+
+
 def run_bench(
     envs: tuple[Env, Env],
     cfg: BenchConfig,
@@ -342,41 +356,32 @@ def run_bench(
                     callables[w.side] = list(ev.get("callables", callables[w.side]))
                     listener({"event": "ready", "side": w.side, "shape": label, "seconds": ev.get("seconds")})
                 _expect(w, "started")
-            for r in range(cfg.rounds):  # whole-call times first: no profiler session runs in between
-                order = workers if r % 2 == 0 else workers[::-1]
-                for i, label in enumerate(labels):
-                    for w in order:
-                        if cancel is not None and cancel.is_set():
-                            raise CutediffError("The benchmark was stopped.", "Partial samples are kept in the pane.")
-                        w.command(f"round {i}")
-                        ev = _expect(w, "samples")
-                        samples[i][w.side].extend(ev["ms"])
-                        sizes[i][w.side].append(len(ev["ms"]))
-                        if ev.get("host_ms") is not None:
-                            host[i][w.side].append(ev["host_ms"])
-                        listener(
-                            {
-                                "event": "samples",
-                                "side": w.side,
-                                "shape": label,
-                                "index": i,
-                                "round": r,
-                                "ms": ev["ms"],
-                                "host_ms": ev.get("host_ms"),
-                            }
-                        )
+            # whole-call times first: no profiler session runs in between
+            for r, i, label, w in _interleaved(workers, cfg.rounds, labels, cancel):
+                w.command(f"round {i}")
+                ev = _expect(w, "samples")
+                samples[i][w.side].extend(ev["ms"])
+                sizes[i][w.side].append(len(ev["ms"]))
+                if ev.get("host_ms") is not None:
+                    host[i][w.side].append(ev["host_ms"])
+                listener(
+                    {
+                        "event": "samples",
+                        "side": w.side,
+                        "shape": label,
+                        "index": i,
+                        "round": r,
+                        "ms": ev["ms"],
+                        "host_ms": ev.get("host_ms"),
+                    }
+                )
             # Per-kernel times in rounds of their own: measured on the H200, a round timed right after
             # its own process's torch.profiler session ran 5-15% slow, which made whole-call rounds noisy.
-            for r in range(cfg.rounds if cfg.kernels else 0):
-                order = workers if r % 2 == 0 else workers[::-1]
-                for i, label in enumerate(labels):
-                    for w in order:
-                        if cancel is not None and cancel.is_set():
-                            raise CutediffError("The benchmark was stopped.", "Partial samples are kept in the pane.")
-                        w.command(f"kernels {i}")
-                        kev = _expect(w, "kernels")
-                        kernels[i][w.side].append(kev["kernels"])
-                        listener({"event": "kernels", "side": w.side, "shape": label, "index": i, "round": r})
+            for r, i, label, w in _interleaved(workers, cfg.rounds if cfg.kernels else 0, labels, cancel):
+                w.command(f"kernels {i}")
+                kev = _expect(w, "kernels")
+                kernels[i][w.side].append(kev["kernels"])
+                listener({"event": "kernels", "side": w.side, "shape": label, "index": i, "round": r})
         finally:
             for w in workers:
                 w.stop()
