@@ -152,7 +152,9 @@ def resource_sentence(c: Mapping[str, Any], k: Mapping[str, Any]) -> str:
 
 
 @lru_cache(maxsize=1)
-def _class_table() -> tuple[tuple[str, ...], dict[str, str]]:
+def class_table() -> tuple[tuple[str, ...], dict[str, str]]:
+    """The instruction classes in table order and their labels (empty when the table cannot be
+    read: sentences and reports then fall back to the raw keys)."""
     try:
         from ..analysis.classes import default_classes
 
@@ -172,7 +174,7 @@ def class_changes(k: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
         deltas = (k.get("deltas") or {}).get("instruction_classes") or {}
         ca = {key: (d or [0])[0] for key, d in deltas.items()}
         cb = {key: (d or [0, 0])[1] for key, d in deltas.items()}
-    order, labels = _class_table()
+    order, labels = class_table()
     out = []
     for key in set(ca) | set(cb):
         a, b = int(ca.get(key) or 0), int(cb.get(key) or 0)

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..model import SIDES
+from ..model.changes import class_table, resource_sentence, side_name
 from ..model.changes import kernel_changes as changes_of
 from ..model.changes import ptx_opcode_deltas as _ptx_deltas
-from ..model.changes import resource_sentence, side_name
 from ..model.figures import CROSSCHECK_FIGURES, Figure, by_name, delta_sign, figures_for, is_worse, unit_symbol
 from ..model.match import instruction_match
 from ..model.sides import side_labels
@@ -128,20 +128,8 @@ def side_errors(c: dict) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------- class labels
 
 
-@lru_cache(maxsize=1)
-def _class_table() -> tuple[tuple[str, ...], dict[str, str]]:
-    try:
-        from ..analysis.classes import default_classes
-
-        table = default_classes()
-        order = tuple(table.classes)
-        return order, {k: table.label(k) for k in order}
-    except Exception:  # the table is optional for a report: fall back to the raw keys
-        return (), {}
-
-
 def class_label(key: str) -> str:
-    return _class_table()[1].get(key, key)
+    return class_table()[1].get(key, key)
 
 
 def class_rows(k: dict) -> list[tuple[str, str, int | None, int | None]]:
@@ -152,7 +140,7 @@ def class_rows(k: dict) -> list[tuple[str, str, int | None, int | None]]:
     cb = metrics(k, "b").get("instruction_classes") or {}
     deltas = ((k.get("deltas") or {}).get("instruction_classes")) or {}
     keys = set(ca) | set(cb) | set(deltas)
-    order = _class_table()[0]
+    order = class_table()[0]
     ranked = sorted(keys, key=lambda x: (order.index(x) if x in order else len(order), x))
     out = []
     for key in ranked:
