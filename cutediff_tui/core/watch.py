@@ -206,14 +206,19 @@ class Watcher:
             pending, self._pending = self._pending, {}
             change = Change([])
             for f in pending:
-                digest, text = _read(f)
-                if digest == self._digests.get(f) and f in self._digests:
-                    continue
-                change.paths.append(f)
-                change.before[f] = self._texts.get(f)
-                change.after[f] = text
-                self._digests[f], self._texts[f] = digest, text
+                self._note(f, change)
             return change if change.paths else None
+
+    def _note(self, f: Path, change: Change) -> None:
+        """Read ``f`` and add it to ``change`` when its content differs from what was last seen
+        (a file not seen before counts); the caller holds the lock."""
+        digest, text = _read(f)
+        if f in self._digests and digest == self._digests[f]:
+            return
+        change.paths.append(f)
+        change.before[f] = self._texts.get(f)
+        change.after[f] = text
+        self._digests[f], self._texts[f] = digest, text
 
     def collect(self, touched: Iterable[str | Path]) -> Change | None:
         """The change among ``touched`` paths (from file-system events): watched files whose
@@ -226,13 +231,7 @@ class Watcher:
                 if os.path.abspath(str(f)) not in hit:
                     continue
                 self._stats[f] = _stat(f)
-                digest, text = _read(f)
-                if f in self._digests and digest == self._digests.get(f):
-                    continue
-                change.paths.append(f)
-                change.before[f] = self._texts.get(f)
-                change.after[f] = text
-                self._digests[f], self._texts[f] = digest, text
+                self._note(f, change)
             return change if change.paths else None
 
     def _folders(self) -> tuple[list[str], bool]:
