@@ -19,6 +19,7 @@ from typing import Any
 from cutediff_tui.core.files import read_text
 from cutediff_tui.core.model.match import InstructionMatch
 from cutediff_tui.core.model.types import SIDES
+from cutediff_tui.core.packed_sass import pressure_buckets
 
 __all__ = [
     "VIEWS",
@@ -343,16 +344,7 @@ class PaneModel:
 
     def pressure(self, s: str, buckets: int = 100) -> list[int]:
         """Maximum live GPRs of side ``s`` in ``buckets`` equal slices of the listing."""
-        live = [ln.live for ln in self.side(s).lines if ln.live is not None]
-        if not live:
-            return []
-        n = len(live)
-        buckets = min(buckets, n)
-        out = []
-        for k in range(buckets):
-            lo, hi = k * n // buckets, max((k + 1) * n // buckets, k * n // buckets + 1)
-            out.append(max(live[lo:hi]))
-        return out
+        return pressure_buckets([ln.live for ln in self.side(s).lines if ln.live is not None], buckets)
 
 
 def _full_opcode(ln: CodeLine) -> str:
