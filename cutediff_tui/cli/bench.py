@@ -24,6 +24,7 @@ from .common import (
     out_console,
     progress_printer,
     recipe_options,
+    side_param_options,
     standard_options,
 )
 
@@ -38,8 +39,7 @@ from .common import (
 @click.argument("a", shell_complete=complete_versions)
 @click.argument("b", shell_complete=complete_versions)
 @recipe_options
-@click.option("--a-param", "a_params", multiple=True, help="Parameter for side A only, NAME=VALUE.")
-@click.option("--b-param", "b_params", multiple=True, help="Parameter for side B only, NAME=VALUE.")
+@side_param_options
 @click.option(
     "--shape", "shapes", multiple=True, help="FA4: TOTALxHEADSh/DOCS (default: 8192x32h/4, 32768x32h/8, 32768x16h/1)."
 )

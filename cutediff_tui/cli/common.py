@@ -425,6 +425,16 @@ def _check_regex(ctx: click.Context, param: click.Parameter, value: str | None) 
     return value
 
 
+def side_param_options(f: F) -> F:
+    """``--a-param`` / ``--b-param NAME=VALUE``: a recipe parameter on one side only (``compare``, ``bench``)."""
+    f = click.option(
+        "--b-param", "b_params", multiple=True, help="Recipe parameter for side B only, NAME=VALUE (repeatable)."
+    )(f)
+    return click.option(
+        "--a-param", "a_params", multiple=True, help="Recipe parameter for side A only, NAME=VALUE (repeatable)."
+    )(f)
+
+
 def kernel_filter_option(
     help: str = "Regular expression: only kernels whose name or symbol matches.",
 ) -> Callable[[F], F]:

@@ -29,6 +29,7 @@ from .common import (
     progress_printer,
     recipe_options,
     side_error_lines,
+    side_param_options,
     standard_options,
     state,
     write_output,
@@ -155,8 +156,7 @@ def emit_listing(
     help="Side A compiles the recipe file from here: a PATH (file, or a checkout holding it) or git:REV.",
 )
 @click.option("--b-source", default=None, help="Side B compiles the recipe file from here: a PATH or git:REV.")
-@click.option("--a-param", "a_params", multiple=True, help="Recipe parameter for side A only, NAME=VALUE (repeatable).")
-@click.option("--b-param", "b_params", multiple=True, help="Recipe parameter for side B only, NAME=VALUE (repeatable).")
+@side_param_options
 @click.option(
     "--watch", is_flag=True, help="Recompile and reprint when the recipe's source files change (Ctrl-C stops)."
 )
