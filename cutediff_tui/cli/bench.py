@@ -46,6 +46,13 @@ from .common import (
 @click.option("--rounds", type=int, default=10, show_default=True, help="Rounds per side (A and B alternate).")
 @click.option("--warmup", type=int, default=5, show_default=True, help="Untimed calls before each round.")
 @click.option("--iters", type=int, default=20, show_default=True, help="Timed calls per round (one sample each).")
+@click.option(
+    "--min-round-ms",
+    type=float,
+    default=100.0,
+    show_default=True,
+    help="Repeat a short case's calls until a round lasts this long on the GPU (0: exactly --iters).",
+)
 @click.option("--l2-flush", is_flag=True, help="Clear the L2 cache before each timed call.")
 @click.option("--tolerance", type=float, default=0.01, show_default=True, help="Relative change counted as SAME.")
 @click.option("--no-kernels", is_flag=True, help="Skip the per-kernel times (CUPTI through torch.profiler).")
@@ -69,8 +76,10 @@ def bench(a: str, b: str, **kw: Any) -> None:
     from ..core.bench.remote import run_planned
     from ..render_bench import bench_tables
 
-    if kw["rounds"] < 1 or kw["iters"] < 1 or kw["warmup"] < 0:
-        raise CutediffError("--rounds and --iters must be at least 1 and --warmup at least 0.")
+    if kw["rounds"] < 1 or kw["iters"] < 1 or kw["warmup"] < 0 or not 0 <= kw["min_round_ms"] <= 60_000:
+        raise CutediffError(
+            "--rounds and --iters must be at least 1, --warmup at least 0 and --min-round-ms between 0 and 60000."
+        )
     opts = compare_options(a, b, kw)
     side_params = (parse_side_params(kw["a_params"], "--a-param"), parse_side_params(kw["b_params"], "--b-param"))
     plan = plan_bench(
@@ -80,6 +89,7 @@ def bench(a: str, b: str, **kw: Any) -> None:
         rounds=kw["rounds"],
         warmup=kw["warmup"],
         iters=kw["iters"],
+        min_round_ms=kw["min_round_ms"],
         l2_flush=kw["l2_flush"],
         tolerance=kw["tolerance"],
         kernels=not kw["no_kernels"],

@@ -381,7 +381,7 @@ def test_runner_gives_per_kernel_rows_host_time_and_verdicts(tmp_path, gpu_path)
     envs = (standin_env(tmp_path / "a"), standin_env(tmp_path / "b"))
     cfg = BenchConfig(
         rounds=2, warmup=1, iters=6, entry=recipe.bench, params={"slow_bwd": False},
-        side_params=({}, {"slow_bwd": True}), recipe=recipe.name, mode="call",
+        side_params=({}, {"slow_bwd": True}), recipe=recipe.name, mode="call", min_round_ms=0,
     )  # fmt: skip
     events: list[dict] = []
     result = run_bench(envs, cfg, events.append, recipe=recipe)
@@ -397,6 +397,23 @@ def test_runner_gives_per_kernel_rows_host_time_and_verdicts(tmp_path, gpu_path)
     assert result["verdicts"] == ["FlashAttentionBackwardSm90: +30.0% [+30.0%, +30.0%], SLOWER."]
     assert sum(e["event"] == "kernels" for e in events) == 4  # each side, each round
     assert "profile" not in result
+
+
+def test_short_rounds_are_repeated_up_to_the_minimum_round_time(tmp_path, gpu_path):
+    """A stand-in call takes 152 us on side A and 182 us on side B (simulated clock): 6 calls make
+    a 0.9 / 1.1 ms round, so a 10 ms minimum repeats them 11 / 10 times, timing and per-kernel."""
+    recipe = _recipe(tmp_path)
+    envs = (standin_env(tmp_path / "a"), standin_env(tmp_path / "b"))
+    cfg = BenchConfig(
+        rounds=2, warmup=1, iters=6, entry=recipe.bench, params={"slow_bwd": False},
+        side_params=({}, {"slow_bwd": True}), recipe=recipe.name, mode="call", min_round_ms=10,
+    )  # fmt: skip
+    (case,) = run_bench(envs, cfg, recipe=recipe)["shapes"]
+    assert (case["a"]["n"], case["b"]["n"]) == (2 * 66, 2 * 60)
+    assert case["round_sizes"] == {"a": [66, 66], "b": [60, 60]}
+    assert case["verdict"] == "SLOWER"
+    rows = {k["kernel"]: k for k in case["kernels"]}
+    assert rows["FlashAttentionBackwardSm90"]["a"]["n"] == 132 and rows["FlashAttentionBackwardSm90"]["b"]["n"] == 120
 
 
 def test_profile_reads_ncu_on_both_sides(tmp_path, gpu_path):

@@ -197,6 +197,7 @@ class BenchConfig:
     rounds: int = 10
     warmup: int = 5
     iters: int = 20
+    min_round_ms: float = 100.0  # more calls per round (and warm-up) for short cases; 0: exactly iters
     l2_flush: bool = False
     tolerance: float = DEFAULT_TOLERANCE
     extra: dict = field(default_factory=dict)
@@ -282,6 +283,7 @@ def request(cfg: BenchConfig, side: int) -> dict:
         "mode": cfg.mode,
         "warmup": cfg.warmup,
         "iters": cfg.iters,
+        "min_round_ms": cfg.min_round_ms,
         "l2_flush": cfg.l2_flush,
     }
 
@@ -410,6 +412,7 @@ def run_bench(
         "rounds": cfg.rounds,
         "warmup": cfg.warmup,
         "iters": cfg.iters,
+        "min_round_ms": cfg.min_round_ms,
         "l2_flush": cfg.l2_flush,
         "seconds": round(time.monotonic() - t0, 2),
         "shapes": results,
