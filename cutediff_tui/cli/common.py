@@ -104,9 +104,13 @@ def guarded(func: F) -> F:
 
 def write_output(path: Path, text: str, *, inputs: tuple = (), option: str = "--json") -> None:
     """Write a JSON output atomically; never through a symbolic link nor over an input."""
+    import os
+
     from ..core.files import check_output
     from ..core.locking import atomic_write
 
+    if str(path) == os.devnull:  # `--json /dev/null`: the output is thrown away, as asked
+        return
     check_output(path, inputs=inputs, force=True, option=option)
     atomic_write(path, text)
 

@@ -222,6 +222,13 @@ def test_non_regular_files_are_refused_before_they_are_opened(tmp_path, kind):
     assert "not a regular" in line, line
 
 
+def test_json_to_dev_null_is_thrown_away_not_refused(tmp_path):
+    """/dev/null is a device, but as an output it is the usual way to drop one: not an error."""
+    proc = cutediff(["diff", CUBIN_451, CUBIN_480, "--json", os.devnull], tmp_path / "cache", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "not a regular" not in proc.stderr
+
+
 def test_temporary_files_of_a_killed_run_are_removed_at_the_next_start(tmp_path):
     cache = tmp_path / "cache"
     assert cutediff(["diff", CUBIN_451, CUBIN_480], cache).returncode == 0
