@@ -2,13 +2,14 @@
 # Issue 20 acceptance on the H200, through the device tool: positive control, negative control,
 # per-kernel rows, ncu evidence and the remote (Dask) route, in one call after the copy calls.
 #
-# Here: benchmarks/h200_wheelhouse.sh fills .whl/parts (55 MB parts). Then one device call per
+# Here: benchmarks/h200_wheelhouse.sh fills .whl/parts (PART-sized parts: the tree plus one part must stay under 64 MiB). Then one device call per
 # part, back to back (the machine stays warm 30 s), each carrying only that part:
 #   mkdir -p .whl/one && ln -f .whl/parts/p00 .whl/one/   (then p01 …; carry [".whl/one"])
 #   command: STAGE=copy bash benchmarks/gpu_h200_profile.sh
 # then the runs, each one device call (timeout 600; the machine keeps /tmp while warm):
 #   STAGE=pos bash benchmarks/gpu_h200_profile.sh      positive control (+ its static compare)
 #   STAGE=neg bash benchmarks/gpu_h200_profile.sh      FA4 fwd+bwd SM90 4.5.1 vs 4.8.0, --profile
+#   STAGE=aa bash benchmarks/gpu_h200_profile.sh       the A/A control: 4.8.0 on both sides
 #   STAGE=remote bash benchmarks/gpu_h200_profile.sh   the same bench through a Dask scheduler
 #   STAGE=analysis bash benchmarks/gpu_h200_profile.sh benchmarks/bench_analysis.py on the device's idle
 #       CPUs, interleaved with an older tree (OLD: a `git archive` tgz carried in .whl/one as old.tgz)
@@ -48,6 +49,8 @@ pos)  # one toolchain, the register array read at constant vs run-time indices
       --save $R/compare > /dev/null
   $CD bench 4.8.0 4.8.0 $PINS --kernel samples/recipes/local_array.py --param dynamic=true --rounds 2 \
       --profile --into $R/compare --json $R/bench-into.json ;;
+aa)  # the A/A control: one toolchain on both sides, so every verdict should be SAME
+  time $CD bench 4.8.0 4.8.0 $PINS --kernel fa4-fwdbwd --json $R/bench.json ;;
 neg)  # FA4 fwd+bwd SM90, 4.5.1 vs 4.8.0: every kernel, ncu on both sides
   time $CD bench 4.5.1 4.8.0 $PINS --kernel fa4-fwdbwd --profile --profile-dir $R/ncu --json $R/bench.json ;;
 remote)  # a scheduler and a GPU worker on this machine, the same bench through --scheduler

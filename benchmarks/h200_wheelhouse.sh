@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fill .whl/parts (git-ignored) for benchmarks/gpu_h200_profile.sh: both toolchains' wheels for the
 # H200's Python 3.12, cutediff's own dependencies, and dask/distributed for the remote route, as one
-# tar split into 55 MB parts (a device call carries at most 64 MiB). Run here, in the checkout whose
+# tar split into PART-sized parts (default 40m: a device call carries at most 64 MiB, the tree ~20 MB). Run here, in the checkout whose
 # tree the device tool sends, with cutediff on the path. Needs the network (PyPI).
 set -euo pipefail
 WH=${WH:-/tmp/h200-wh}
@@ -17,5 +17,5 @@ done
     --platform any -d "$WH/extra" textual textual-plotext rapidfuzz uv platformdirs msgspec filelock \
     nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump dask distributed tornado tblib zict locket partd
 rm -rf .whl/parts && mkdir -p .whl/parts
-tar cf - -C "$WH" wh extra | split -b 55m -d - .whl/parts/p
+tar cf - -C "$WH" wh extra | split -b "${PART:-40m}" -d - .whl/parts/p
 ls -la .whl/parts
