@@ -134,6 +134,30 @@ def test_round_paired_interval_is_wide_when_one_side_has_slow_rounds():
     assert paired["verdict"] == "UNSURE"
 
 
+def test_rounds_are_resampled_in_order_balanced_blocks():
+    """The side that runs second in a round is slower (seen on the H200, A/A control): rounds
+    alternate the order, and blocks of two rounds cancel it where single rounds cannot."""
+    from cutediff_tui.core.bench.stats import round_units
+
+    assert round_units(10) == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+    assert round_units(7) == [[0, 1], [2, 3], [4, 5], [6]]
+    assert round_units(5) == [[0], [1], [2], [3], [4]]  # fewer than three blocks: single rounds
+    rng = random.Random(5)
+    a, b = [], []
+    for r in range(10):  # A first in even rounds: B pays 2 % there, A pays it in odd rounds
+        second_b = 1.02 if r % 2 == 0 else 1.0
+        second_a = 1.0 if r % 2 == 0 else 1.02
+        a += [second_a * (1 + rng.gauss(0, 0.002)) for _ in range(20)]
+        b += [second_b * (1 + rng.gauss(0, 0.002)) for _ in range(20)]
+    sizes = ([20] * 10, [20] * 10)
+    blocks = compare_samples(a, b, rounds=sizes)
+    assert blocks["verdict"] == "SAME" and blocks["ci_high"] - blocks["ci_low"] < 0.01, blocks
+    from cutediff_tui.core.bench.stats import round_ratio_interval, split_rounds
+
+    _, lo, hi = round_ratio_interval(split_rounds(a, sizes[0]), split_rounds(b, sizes[1]), block=1)
+    assert hi - lo > 2 * (blocks["ci_high"] - blocks["ci_low"])  # single rounds: the order effect widens it
+
+
 def test_split_rounds_keeps_empty_rounds_in_place():
     from cutediff_tui.core.bench.stats import split_rounds
 

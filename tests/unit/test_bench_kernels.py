@@ -104,6 +104,16 @@ def test_per_call_times_sum_launches_per_call():
     assert late["bwd"]["rounds"] == [0, 3] and late["k"]["rounds"] == [1, 0]
 
 
+def test_profiled_warm_up_calls_are_dropped():
+    from cutediff_tui.core.bench.kernels import last_calls
+
+    ev = [("k", t * 10.0, t * 10.0 + (9.0 if t < 2 else 5.0)) for t in range(5)]  # 2 slow warm-up calls
+    out = last_calls(per_call_times(ev, 5), 3)
+    assert out["k"] == {"ms": [0.005, 0.005, 0.005], "launches": 1}
+    odd = last_calls({"m": {"ms": [0.1], "launches": 1.5}}, 3)
+    assert odd["m"]["ms"] == [0.1]  # one mean sample stays
+
+
 def test_kernel_rows_verdicts_and_one_sided_kernels():
     a = {"k1": {"ms": [1.0 + i * 1e-4 for i in range(40)], "launches": 1}, "only_a": {"ms": [0.5], "launches": 1}}
     b = {"k1": {"ms": [1.1 + i * 1e-4 for i in range(40)], "launches": 1}, "only_b": {"ms": [0.2], "launches": 2}}

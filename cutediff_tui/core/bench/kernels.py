@@ -54,14 +54,19 @@ def per_call_times(
     return out
 
 
-def profile_calls(fn, calls: int, callables: list[str] | tuple[str, ...] = ()) -> dict[str, dict]:
-    """Run ``fn`` ``calls`` times under ``torch.profiler`` (CUDA activities only) → :func:`per_call_times`."""
+def profile_calls(fn, calls: int, callables: list[str] | tuple[str, ...] = (), warmup: int = 0) -> dict[str, dict]:
+    """Run ``fn`` ``warmup + calls`` times under ``torch.profiler`` (CUDA activities only) →
+    :func:`per_call_times` of the last ``calls``.
+
+    The warm-up runs inside the profiling session: starting CUPTI leaves the GPU idle for a
+    moment, and on the H200 the calls right after it ran with clocks still ramping up (per-kernel
+    round medians of one build moved by up to ±10 % between rounds, whole calls by ±1 %)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
+        for _ in range(warmup + calls):
             fn()
         torch.cuda.synchronize()
     events = [
@@ -69,7 +74,13 @@ def profile_calls(fn, calls: int, callables: list[str] | tuple[str, ...] = ()) -
         for e in prof.events()
         if getattr(e.device_type, "name", str(e.device_type)).upper().endswith("CUDA")
     ]
-    return per_call_times(events, calls, callables)
+    return last_calls(per_call_times(events, warmup + calls, callables), calls)
+
+
+def last_calls(times: dict[str, dict], calls: int) -> dict[str, dict]:
+    """:func:`per_call_times` output cut to the last ``calls`` calls (a kernel with one mean sample
+    keeps it)."""
+    return {name: {**v, "ms": v["ms"][-calls:]} if len(v["ms"]) > calls else v for name, v in times.items()}
 
 
 def merge_rounds(rounds: list[dict[str, dict]]) -> dict[str, dict]:

@@ -205,7 +205,11 @@ def main(argv: list[str] | None = None) -> int:
             elif cmd[0] == "kernels":
                 from cutediff_tui.core.bench.kernels import profile_calls
 
-                send("kernels", shape=i, kernels=profile_calls(cases[i], int(req["iters"]) * k, CALLABLES))
+                send(
+                    "kernels",
+                    shape=i,
+                    kernels=profile_calls(cases[i], int(req["iters"]) * k, CALLABLES, int(req["warmup"]) * k),
+                )
         except Exception as exc:
             send("error", message=f"{type(exc).__name__}: {str(exc)[:300]}", kind=error_kind(str(exc)) or "run")
             return 3
