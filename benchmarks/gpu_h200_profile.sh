@@ -40,6 +40,12 @@ analysis)  # CPU only: this tree vs the older one, alternating, pair case only
       (cd $T && PYTHONPATH="$T:/tmp/site" python3 benchmarks/bench_analysis.py --repeat 15 --scales "" \
           --out $R/analysis-$(basename $T)-$i.json | grep -E "^pair|end to end")
     done
+  done
+  for i in 1 2; do  # TUI start and keystrokes (issue 14's guard), same alternation
+    for T in /tmp/old "$PWD"; do
+      (cd $T && PYTHONPATH="$T:/tmp/site" timeout 200 python3 benchmarks/bench_tui.py > /dev/null 2>&1;
+       cp benchmarks/results/tui.json $R/tui-$(basename $T)-$i.json; tail -c 600 $R/tui-$(basename $T)-$i.json)
+    done
   done ;;
 pos)  # one toolchain, the register array read at constant vs run-time indices
   time $CD bench 4.8.0 4.8.0 $PINS --kernel samples/recipes/local_array.py --a-param dynamic=false \
