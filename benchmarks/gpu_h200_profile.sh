@@ -56,9 +56,9 @@ pos)  # one toolchain, the register array read at constant vs run-time indices
   $CD bench 4.8.0 4.8.0 $PINS --kernel samples/recipes/local_array.py --param dynamic=true --rounds 2 \
       --profile --into $R/compare --json $R/bench-into.json ;;
 aa)  # the A/A control: one toolchain on both sides, so every verdict should be SAME
-  time $CD bench 4.8.0 4.8.0 $PINS --kernel fa4-fwdbwd --json $R/bench.json ;;
+  time $CD bench 4.8.0 4.8.0 $PINS --kernel fa4-fwdbwd --rounds 20 --json $R/bench.json ;;
 neg)  # FA4 fwd+bwd SM90, 4.5.1 vs 4.8.0: every kernel, ncu on both sides
-  time $CD bench 4.5.1 4.8.0 $PINS --kernel fa4-fwdbwd --profile --profile-dir $R/ncu --json $R/bench.json ;;
+  time $CD bench 4.5.1 4.8.0 $PINS --kernel fa4-fwdbwd --rounds 20 --profile --profile-dir $R/ncu --json $R/bench.json ;;
 remote)  # a scheduler and a GPU worker on this machine, the same bench through --scheduler
   dask scheduler --port 8786 --no-dashboard > $R/scheduler.log 2>&1 &
   sleep 5
