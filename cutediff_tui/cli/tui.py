@@ -40,16 +40,52 @@ def open_tui(path: Path | None) -> None:
     epilog=examples("cutediff open result/", "cutediff open comparison.json", "cutediff open sweep.json"),
 )
 @click.argument("result", type=click.Path(path_type=Path))
+@click.option(
+    "--yes", is_flag=True, help="Build a bisect result's two toolchains without asking (opening one compiles its pair)."
+)
 @standard_options
 @guarded
-def open_cmd(result: Path) -> None:
+def open_cmd(result: Path, yes: bool = False) -> None:
     """Open a saved comparison (a comparison.json or its folder), a sweep or a bisect result in the TUI."""
     if result.is_dir():
         result = result / "comparison.json"
     other = sweep_or_bisect(result)
     if other is not None:
+        if other.get("schema") == "cutediff.bisect/1":
+            confirm_bisect_build(other, yes)
         return open_many(other)
     open_tui(result)
+
+
+def confirm_bisect_build(result: dict, yes: bool) -> None:
+    """A bisect result opens as a fresh compile of its two versions: the packages and the recipe
+    it names come from whoever wrote the file, so say what will be built and run, and go on only
+    when the user agrees (``--yes``, or "y" at the prompt on a terminal)."""
+    import sys
+
+    from ..core.bisect import pair_versions
+    from ..core.sanitize import one_line
+
+    try:
+        good, bad = pair_versions(result)
+    except (KeyError, IndexError, TypeError):
+        return  # pair_options says what is missing, in one sentence, before anything is built
+    pins = ", ".join(one_line(p) for p in result.get("pins") or []) or "no other pins"
+    what = (
+        f"Opening this bisect result compiles DSL {one_line(good)} and {one_line(bad)} ({pins}) with the recipe "
+        f"{one_line(result.get('recipe'))}: the packages come from the package index and the recipe runs as code "
+        "with your rights."
+    )
+    if yes:
+        return
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        stop_progress()
+        if click.confirm(what + " Build them?", default=False, err=True):
+            return
+        raise CutediffError("Nothing was built.", "Pass --yes to build them, or compare the versions you choose.")
+    raise CutediffError(
+        what, "Pass --yes if you trust the file, or compare the versions yourself with cutediff compare."
+    )
 
 
 def sweep_or_bisect(path: Path) -> dict | None:
@@ -70,6 +106,9 @@ def sweep_or_bisect(path: Path) -> dict | None:
     except (OSError, ValueError, RecursionError, CutediffError):  # UnicodeDecodeError is a ValueError too
         return None
     if isinstance(data, dict) and data.get("schema") in ("cutediff.sweep/1", "cutediff.bisect/1"):
+        from ..core.model.results import check_bisect, check_sweep
+
+        (check_sweep if data["schema"] == "cutediff.sweep/1" else check_bisect)(data, str(path))
         return data
     return None
 

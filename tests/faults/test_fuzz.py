@@ -136,9 +136,15 @@ _ALL_PATHS = [p for p in _paths(_BASE) if p]
 
 @st.composite
 def mutated_comparison(draw) -> str:
-    data = copy.deepcopy(_BASE)
+    return draw(mutated_json(_BASE, _ALL_PATHS))
+
+
+@st.composite
+def mutated_json(draw, base: dict, paths: list[tuple]) -> str:
+    """``base`` with 1-4 fields replaced by hostile values or removed, sometimes byte-damaged."""
+    data = copy.deepcopy(base)
     for _ in range(draw(st.integers(1, 4))):
-        path = draw(st.sampled_from(_ALL_PATHS))
+        path = draw(st.sampled_from(paths))
         holder = data
         try:
             for key in path[:-1]:
@@ -176,6 +182,50 @@ def test_fuzz_comparison_loader_and_gate(sandbox):
     case()
     _report("comparison JSON")
     assert TRIED["comparison JSON"] >= 50
+
+
+# ---------------------------------------------------------------- sweep results (`cutediff open`)
+
+_SWEEP = json.loads(
+    (Path(__file__).resolve().parents[2] / "samples" / "sweeps" / "fa4-fwd-sm100a-sm103a.json").read_text()
+)
+_SWEEP["cells"] = _SWEEP["cells"][:3]
+for _c in _SWEEP["cells"]:
+    for _k in _c.get("kernels", []):
+        _k["figures"] = {f: _k["figures"][f] for f in ("registers", "spill_store_bytes", "fp32") if f in _k["figures"]}
+_SWEEP_PATHS = [p for p in _paths(_SWEEP) if p]
+
+
+def test_fuzz_sweep_results(sandbox):
+    """What `cutediff open` does with a sweep before the app starts, and the HTML heatmap."""
+    from cutediff_tui.cli.tui import sweep_or_bisect
+    from cutediff_tui.core.report.sweep_html import sweep_html
+    from cutediff_tui.core.sweep import figures_in, grid
+
+    started = time.monotonic()
+    target = sandbox / "work" / "sweep.json"
+    target.write_text(json.dumps(_SWEEP))
+    assert sweep_or_bisect(target) is not None  # the unmutated sweep opens: the cases are not all refused
+    drawn = [0]
+
+    @FUZZ
+    @given(mutated_json(_SWEEP, _SWEEP_PATHS))
+    def case(text: str) -> None:
+        def run() -> None:
+            target.write_text(text)
+            doc = sweep_or_bisect(target)
+            if doc is not None and doc.get("schema") == "cutediff.sweep/1":
+                grid(doc)
+                figures_in(doc)
+                sweep_html(doc)
+                drawn[0] += 1
+
+        _one_case("sweep JSON", started, run)
+
+    case()
+    _report("sweep JSON")
+    print(f"fuzz sweep JSON: {drawn[0]} drawn as a heatmap")
+    assert TRIED["sweep JSON"] >= 50 and drawn[0] >= TRIED["sweep JSON"] // 5
 
 
 # ---------------------------------------------------------------- SASS and PTX

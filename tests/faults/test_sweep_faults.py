@@ -162,3 +162,68 @@ def test_odd_results_given_to_open(content, needle, tmp_path):
     proc = run(["open", str(p)], tmp_path)
     assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+
+
+SWEEP_CELL = {
+    "key": "k",
+    "side": "4.5.1",
+    "arch": "sm_90a",
+    "axis": {"arch": "sm_90a", "hdim": 64},
+    "status": "ok",
+    "kernels": [{"name": "K", "figures": {"spill_store_bytes": 0}}],
+}
+
+
+@pytest.mark.parametrize(
+    "cells,needle",
+    [
+        ("x", "$.cells"),
+        ([None], "$.cells[0]"),
+        ([dict(SWEEP_CELL, axis="x")], "$.cells[0].axis"),
+        ([dict(SWEEP_CELL, kernels=None)], "$.cells[0].kernels"),
+        ([dict(SWEEP_CELL, kernels=[{"name": "K", "figures": {"spill_store_bytes": [1]}}])], "figures"),
+        ([dict(SWEEP_CELL, kernels=[{"name": "K", "figures": {"spill_store_bytes": -16}}])], "-16 as spill_store_bytes"),
+        ([dict(SWEEP_CELL, kernels=[{"name": "K", "figures": {"registers": float("nan")}}])], "nan as registers"),
+    ],
+)
+def test_a_sweep_result_of_the_wrong_shape_is_named_in_one_sentence(cells, needle, tmp_path):
+    """Found by feeding mutated sweeps to `open`: these were internal errors (AttributeError,
+    TypeError in the heatmap's grid) or opened with a negative or NaN figure."""
+    import json
+
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps({"schema": "cutediff.sweep/1", "figure": "spill_store_bytes", "cells": cells}))
+    proc = run(["open", str(p)], tmp_path)
+    assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 3
+
+
+def test_a_bisect_result_from_someone_else_builds_nothing_unasked(tmp_path):
+    """Opening a bisect result compiles its pair: the pins (any package) and the recipe (code) come
+    from the file's author. Without --yes and without a terminal to ask on, nothing is installed
+    or run, and the sentence names what would have been."""
+    import json
+
+    marker = tmp_path / "ran"
+    recipe = tmp_path / "evil.py"
+    recipe.write_text(
+        f"open({str(marker)!r}, 'w').write('x')\nfrom cutediff_tui.core.recipes import recipe\n\n"
+        "@recipe()\ndef evil(ctx):\n    pass\n"
+    )
+    doc = {
+        "schema": "cutediff.bisect/1",
+        "last_good": "4.5.1",
+        "first_bad_candidates": ["4.8.0"],
+        "recipe": str(recipe),
+        "params": {"x": 1},
+        "profile": {"arch": "sm_90a"},
+        "pins": ["some-package-from-a-stranger==6.6.6"],
+    }
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps(doc))
+    proc = run(["open", str(p)], tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "some-package-from-a-stranger==6.6.6" in proc.stderr and "--yes" in proc.stderr
+    assert "runs as code with your rights" in proc.stderr and "Traceback" not in proc.stderr
+    assert not marker.exists() and not (tmp_path / "cache" / "envs").exists()
