@@ -285,19 +285,17 @@ def run_check(
     allow_missing: bool = False,
 ) -> CheckReport:
     """``cutediff check``'s limits on one comparison document (see :func:`cutediff.check`)."""
-    from cutediff_tui.core.probe import check_kernel_filter
-    from cutediff_tui.core.report import Limits, check_comparison
-    from cutediff_tui.core.report.check import figure_limit
+    from cutediff_tui.core.report import build_limits, check_comparison
 
-    check_kernel_filter(kernel_filter)
-    limits = Limits(
-        max_spill_bytes,
-        max_register_delta,
-        max_stack_delta,
-        max_slowdown,
-        kernel_filter,
-        max_figures=tuple(figure_limit(f"{k}={v}", "max") for k, v in (max or {}).items()),
-        max_deltas=tuple(figure_limit(f"{k}={v}", "max_delta") for k, v in (max_delta or {}).items()),
+    limits = build_limits(
+        max_spill_bytes=max_spill_bytes,
+        max_register_delta=max_register_delta,
+        max_stack_delta=max_stack_delta,
+        max_slowdown=max_slowdown,
+        kernel_filter=kernel_filter,
+        max_figures=max or {},
+        max_deltas=max_delta or {},
         allow_missing=allow_missing,
+        options=("max", "max_delta"),
     )
     return CheckReport(check_comparison(comparison, limits))
