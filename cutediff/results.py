@@ -84,13 +84,15 @@ class Comparison:
         "figure"], columns="side", values="value", aggfunc="first")`` puts A and B side by side."""
         return dataframe(self.records())
 
-    def report(self, format: str = "md", *, keep_paths: bool = True) -> str:
-        """The report text: ``md``, ``html``, ``json`` or ``csv``."""
+    def report(self, format: str = "md", *, keep_paths: bool = True, kernel_filter: str | None = None) -> str:
+        """The report text: ``md``, ``html``, ``json`` or ``csv``; ``kernel_filter`` (a regular
+        expression, as ``--kernel-filter``) keeps only the kernels whose name or symbol matches."""
+        from cutediff_tui.core.model.kernel_filter import filter_comparison
         from cutediff_tui.core.report import render
 
         if format not in FORMATS:
             raise CutediffError(f"Unknown report format {format!r}.", f"Use one of: {', '.join(FORMATS)}.")
-        return render(self.data, format, keep_paths=keep_paths)
+        return render(filter_comparison(self.data, kernel_filter), format, keep_paths=keep_paths)
 
     def check(self, **limits: Any) -> CheckReport:
         """:func:`cutediff.check` on this comparison (the same keyword arguments)."""

@@ -127,6 +127,20 @@ def test_report_in_every_format(sample, tmp_path):
         cutediff.report(sample, "pdf")
 
 
+def test_report_kernel_filter_is_the_cli_one(sample, tmp_path):
+    from click.testing import CliRunner
+
+    from cutediff_tui.cli import main
+
+    for fmt in ("md", "json", "csv"):
+        out = tmp_path / f"r.{fmt}"
+        res = CliRunner().invoke(main, ["report", str(bundled_sample_dir()), "--kernel-filter", "Pre", "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        assert cutediff.report(sample, fmt, kernel_filter="Pre") == out.read_text()
+    with pytest.raises(cutediff.CutediffError, match="matches none of the 4 kernel"):
+        cutediff.report(sample, kernel_filter="NoSuchKernel")
+
+
 def _sweep_doc() -> dict:
     cells = []
     for tc, spills in (("4.5.1", [0, 0]), ("4.8.0", [0, 176])):
