@@ -49,7 +49,7 @@ def listing_options(func: Any) -> Any:
             help="Lines of context around each hunk (--listing).",
         ),
         click.option("--top", type=click.IntRange(min=1), default=None, help="Only the K largest hunks (--listing)."),
-        kernel_filter_option("the tables, the verdict, --json, --listing and --tui show only these (a --save folder keeps every kernel)."),
+        kernel_filter_option("the tables, the verdict, --json, --listing and --tui show only these (compare --save keeps every kernel)."),
         click.option("--ptx", is_flag=True, help="Diff the PTX instead of the SASS (--listing)."),
     ]  # fmt: skip
     for o in reversed(opts):

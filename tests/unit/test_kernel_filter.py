@@ -156,7 +156,7 @@ def test_compare_save_keeps_every_kernel_and_json_only_the_filtered(sample, tmp_
 
 def test_compare_help_says_save_keeps_every_kernel():
     res = run(["compare", "--help"])
-    assert "--save folder keeps every" in " ".join(res.stdout.split())
+    assert "--save keeps every kernel" in " ".join(res.stdout.split())
 
 
 # ---------------------------------------------------------------- report in every format
