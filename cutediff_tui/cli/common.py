@@ -251,14 +251,16 @@ def stop_progress() -> None:
     stop_all()
 
 
-def open_bisect(result: dict, progress: Progress) -> None:
-    """Compare the bisect's last good with its first bad version (line info on) and open the TUI."""
+def open_bisect(result: dict, progress: Progress, kernel_filter: str | None = None) -> None:
+    """Compare the bisect's last good with its first bad version (line info on) and open the TUI
+    (with only the kernels ``kernel_filter`` keeps)."""
     from ..core.bisect import pair_options
     from ..core.compare import run_compare
+    from ..core.model.kernel_filter import filter_comparison
 
     opts = pair_options(result)
     progress(f"comparing {opts.specs[0].label} with {opts.specs[1].label}")
-    open_comparison(run_compare(opts, progress))
+    open_comparison(filter_comparison(run_compare(opts, progress), kernel_filter))
 
 
 # ---------------------------------------------------------------- shared options
