@@ -228,10 +228,12 @@ def report(
     *,
     path: str | Path | None = None,
     keep_paths: bool = True,
+    kernel_filter: str | None = None,
 ) -> str:
     """The report of a comparison in ``format`` (``md``, ``html``, ``json``, ``csv``); with
-    ``path``, also written there (atomically; never over an existing file's input)."""
-    text = _comparison(comparison).report(format, keep_paths=keep_paths)
+    ``path``, also written there (atomically; never over an existing file's input).
+    ``kernel_filter``: only the kernels whose name or symbol matches (``--kernel-filter``)."""
+    text = _comparison(comparison).report(format, keep_paths=keep_paths, kernel_filter=kernel_filter)
     if path is not None:
         from cutediff_tui.core.locking import atomic_write
 

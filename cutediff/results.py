@@ -84,13 +84,15 @@ class Comparison:
         "figure"], columns="side", values="value", aggfunc="first")`` puts A and B side by side."""
         return dataframe(self.records())
 
-    def report(self, format: str = "md", *, keep_paths: bool = True) -> str:
-        """The report text: ``md``, ``html``, ``json`` or ``csv``."""
+    def report(self, format: str = "md", *, keep_paths: bool = True, kernel_filter: str | None = None) -> str:
+        """The report text: ``md``, ``html``, ``json`` or ``csv``; ``kernel_filter`` (a regular
+        expression, as ``--kernel-filter``) keeps only the kernels whose name or symbol matches."""
+        from cutediff_tui.core.model.kernel_filter import filter_comparison
         from cutediff_tui.core.report import render
 
         if format not in FORMATS:
             raise CutediffError(f"Unknown report format {format!r}.", f"Use one of: {', '.join(FORMATS)}.")
-        return render(self.data, format, keep_paths=keep_paths)
+        return render(filter_comparison(self.data, kernel_filter), format, keep_paths=keep_paths)
 
     def check(self, **limits: Any) -> CheckReport:
         """:func:`cutediff.check` on this comparison (the same keyword arguments)."""
@@ -285,19 +287,17 @@ def run_check(
     allow_missing: bool = False,
 ) -> CheckReport:
     """``cutediff check``'s limits on one comparison document (see :func:`cutediff.check`)."""
-    from cutediff_tui.core.probe import check_kernel_filter
-    from cutediff_tui.core.report import Limits, check_comparison
-    from cutediff_tui.core.report.check import figure_limit
+    from cutediff_tui.core.report import build_limits, check_comparison
 
-    check_kernel_filter(kernel_filter)
-    limits = Limits(
-        max_spill_bytes,
-        max_register_delta,
-        max_stack_delta,
-        max_slowdown,
-        kernel_filter,
-        max_figures=tuple(figure_limit(f"{k}={v}", "max") for k, v in (max or {}).items()),
-        max_deltas=tuple(figure_limit(f"{k}={v}", "max_delta") for k, v in (max_delta or {}).items()),
+    limits = build_limits(
+        max_spill_bytes=max_spill_bytes,
+        max_register_delta=max_register_delta,
+        max_stack_delta=max_stack_delta,
+        max_slowdown=max_slowdown,
+        kernel_filter=kernel_filter,
+        max_figures=max or {},
+        max_deltas=max_delta or {},
         allow_missing=allow_missing,
+        options=("max", "max_delta"),
     )
     return CheckReport(check_comparison(comparison, limits))

@@ -68,6 +68,8 @@ def comparison_tables(c: dict) -> list:
             (f"  (both with {', '.join(shared_pins(c))})" if shared_pins(c) else "", "dim"),
         )
     ]
+    if view.kernel_filter:
+        out.append(Text(f"only the kernels whose name or symbol matches --kernel-filter {view.kernel_filter!r}", "dim"))
     for k, raw in zip(view.kernels, c["kernels"]):
         t = Table(title=k.name, title_justify="left", show_edge=False, pad_edge=False)
         t.add_column("")

@@ -57,7 +57,7 @@ from .common import (
 @click.option("--tolerance", type=float, default=0.01, show_default=True, help="Relative change counted as SAME.")
 @click.option("--no-kernels", is_flag=True, help="Skip the per-kernel times (CUPTI through torch.profiler).")
 @click.option("--profile", is_flag=True, help="Nsight Compute on both sides: spill traffic, occupancy, stalls.")
-@kernel_filter_option("Regular expression: profile only these kernels (--profile).")
+@kernel_filter_option("--profile measures only these.")
 @click.option("--profile-dir", type=click.Path(path_type=Path), default=None, help="Keep ncu's CSV outputs here.")
 @click.option("--scheduler", default=None, help="Run on a Dask worker with a GPU: tcp://HOST:8786.")
 @json_option()

@@ -93,7 +93,7 @@ _BISECT_FLAGS = {"--include-pre", "--tui"}
 @click.option(
     "--metric", required=True, help="When a version is bad, e.g. 'spill_store_bytes>0' or 'registers>168 or STL>0'."
 )
-@kernel_filter_option("Regular expression: judge only these kernels (name or symbol).")
+@kernel_filter_option("the metric is judged on these.")
 @click.option(
     "--versions",
     "versions_file",

@@ -251,14 +251,16 @@ def stop_progress() -> None:
     stop_all()
 
 
-def open_bisect(result: dict, progress: Progress) -> None:
-    """Compare the bisect's last good with its first bad version (line info on) and open the TUI."""
+def open_bisect(result: dict, progress: Progress, kernel_filter: str | None = None) -> None:
+    """Compare the bisect's last good with its first bad version (line info on) and open the TUI
+    (with only the kernels ``kernel_filter`` keeps)."""
     from ..core.bisect import pair_options
     from ..core.compare import run_compare
+    from ..core.model.kernel_filter import filter_comparison
 
     opts = pair_options(result)
     progress(f"comparing {opts.specs[0].label} with {opts.specs[1].label}")
-    open_comparison(run_compare(opts, progress))
+    open_comparison(filter_comparison(run_compare(opts, progress), kernel_filter))
 
 
 # ---------------------------------------------------------------- shared options
@@ -420,7 +422,7 @@ def output_option(help: str = "Write to FILE instead of stdout.") -> Callable[[F
 
 def _check_regex(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is not None:
-        from ..core.probe import check_kernel_filter
+        from ..core.model.kernel_filter import check_kernel_filter
 
         try:
             check_kernel_filter(value)
@@ -439,10 +441,15 @@ def side_param_options(f: F) -> F:
     )(f)
 
 
-def kernel_filter_option(
-    help: str = "Regular expression: only kernels whose name or symbol matches.",
-) -> Callable[[F], F]:
-    """``--kernel-filter REGEX``: only the kernels whose name or symbol matches (checked at once)."""
+#: How every ``--kernel-filter`` help starts (one meaning on every command).
+KERNEL_FILTER_HELP = "Consider and show only kernels whose name or symbol matches this regular expression"
+
+
+def kernel_filter_option(then: str = "") -> Callable[[F], F]:
+    """``--kernel-filter REGEX``: only the kernels whose name or symbol matches (``re.search``,
+    case-sensitive; a bad expression is refused at once). ``then`` ends the help with what the
+    command does with them; the start is :data:`KERNEL_FILTER_HELP` on every command."""
+    help = KERNEL_FILTER_HELP + (f"; {then}" if then else ".")
     return click.option("--kernel-filter", default=None, metavar="REGEX", callback=_check_regex, help=help)
 
 

@@ -49,7 +49,7 @@ def listing_options(func: Any) -> Any:
             help="Lines of context around each hunk (--listing).",
         ),
         click.option("--top", type=click.IntRange(min=1), default=None, help="Only the K largest hunks (--listing)."),
-        kernel_filter_option("Regular expression: list only kernels whose name or symbol matches (--listing)."),
+        kernel_filter_option("the tables, the verdict, --json, --listing and --tui show only these (compare --save keeps every kernel)."),
         click.option("--ptx", is_flag=True, help="Diff the PTX instead of the SASS (--listing)."),
     ]  # fmt: skip
     for o in reversed(opts):
@@ -66,9 +66,7 @@ def check_listing_options(kw: dict[str, Any]) -> None:
                 "Drop --watch, or run --listing again after an edit (it is served from the cache).",
             )
         return
-    given = [
-        opt for opt, key in (("--top", "top"), ("--kernel-filter", "kernel_filter"), ("--ptx", "ptx")) if kw.get(key)
-    ]
+    given = [opt for opt, key in (("--top", "top"), ("--ptx", "ptx")) if kw.get(key)]
     if given:
         raise CutediffError(
             f"{', '.join(given)} only {'shapes' if len(given) == 1 else 'shape'} the --listing output, "
@@ -121,6 +119,7 @@ def emit_listing(
     if save:
         comparison = save_result(comparison, save, bool(kw.get("keep_paths")))
         progress(f"saved to {save}")
+    comparison = shown(comparison, kw)
     if json_out and json_out != "-":
         write_output(Path(json_out), dumps(comparison) + "\n", option="--json")
         progress(f"wrote {json_out}")
@@ -186,28 +185,57 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
     )
     if kw.get("watch"):
         if tui:
+            if kw.get("kernel_filter"):
+                raise CutediffError(
+                    "--kernel-filter and --watch --tui: the TUI's watch shows every kernel it recompiles.",
+                    "Drop --kernel-filter (pick the kernel in the TUI), or drop --tui to watch the filtered tables.",
+                )
             return watch_tui(opts, plan, kw, progress)
         return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
     comparison = run_compare_plan(opts, plan, progress)
     if kw.get("listing"):
         errors = emit_listing(comparison, kw, json_out=json_out, save=save, progress=progress)
     else:
-        errors = emit_comparison(comparison, json_out, save, progress, keep_paths=bool(kw.get("keep_paths")))
+        errors = emit_comparison(
+            comparison,
+            json_out,
+            save,
+            progress,
+            keep_paths=bool(kw.get("keep_paths")),
+            kernel_filter=kw.get("kernel_filter"),
+        )
     if tui and not errors:
-        open_comparison(comparison)
+        open_comparison(shown(comparison, kw))
     if errors:
         sys.exit(ExitCode.ERROR)
 
 
+def shown(comparison: dict, kw: dict[str, Any]) -> dict:
+    """What the tables, the verdict line, ``--json``, ``--listing`` and ``--tui`` show: the
+    kernels ``--kernel-filter`` keeps (``"kernel_filter"`` recorded at top level). One sentence
+    when it keeps none. A ``--save`` folder is data and keeps every kernel."""
+    from ..core.model.kernel_filter import filter_comparison
+
+    return filter_comparison(comparison, kw.get("kernel_filter"))
+
+
 def emit_comparison(
-    comparison: dict, json_out: str | None, save: Path | None, progress: Progress, *, keep_paths: bool = False
+    comparison: dict,
+    json_out: str | None,
+    save: Path | None,
+    progress: Progress,
+    *,
+    keep_paths: bool = False,
+    kernel_filter: str | None = None,
 ) -> list[str]:
-    """Save, write or print one comparison as ``compare`` does, and print its side errors; returns them."""
+    """Save, write or print one comparison as ``compare`` does, and print its side errors; returns
+    them. ``--save`` keeps every kernel; the JSON and the tables only those ``kernel_filter`` keeps."""
     from ..core.resultdir import save_result
 
     if save:
         comparison = save_result(comparison, save, keep_paths)
         progress(f"saved to {save}")
+    comparison = shown(comparison, {"kernel_filter": kernel_filter})
     write_or_print(comparison, json_out, progress)
     return print_side_errors(comparison)
 
@@ -302,7 +330,10 @@ def watch_compare(
                 f"{time.strftime('%H:%M:%S')} · {change.names()} changed · side {sides} rebuilt in {secs:.1f} s",
                 style="cyan",
             )
-        emit_comparison(comparison, json_out, save, progress)
+        try:
+            emit_comparison(comparison, json_out, save, progress, kernel_filter=kw.get("kernel_filter"))
+        except CutediffError as exc:  # a filter that matches none of this build's kernels: keep watching
+            return on_error(exc.sentence(), change)
         progress(f"watching {len(watch.watched())} file(s); save a change to recompile, Ctrl-C stops")
 
     def on_error(message: str, change) -> None:
@@ -396,6 +427,7 @@ def diff(
     if kw.get("listing"):
         failed = emit_listing(comparison, kw, json_out=json_out, save=None, progress=progress_printer(False))
         sys.exit(ExitCode.ERROR if failed else ExitCode.OK)
+    comparison = shown(comparison, kw)
     write_or_print(comparison, json_out, inputs=(path_a, path_b))
     failed = print_side_errors(comparison)
     if tui and not failed:
@@ -421,9 +453,10 @@ def diff_saved(path: Path, json_out: str | None, tui: bool, kw: dict[str, Any]) 
     if kw.get("listing"):
         failed = emit_listing(comparison, kw, json_out=json_out, save=None, progress=progress_printer(False))
     else:
+        comparison = shown(comparison, kw)
         write_or_print(comparison, json_out, inputs=(path,))
         failed = print_side_errors(comparison)
     if tui and not failed:
-        open_comparison(comparison)
+        open_comparison(shown(comparison, kw))
     if failed:
         sys.exit(ExitCode.ERROR)

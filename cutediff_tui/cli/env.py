@@ -70,9 +70,11 @@ def env_create(spec: str, with_: tuple, cuda: str | None, wheelhouse: Path | Non
 @standard_options
 @guarded
 def env_list(json_out: str | None) -> None:
-    """List created environments (names in full, also into a pipe: env remove takes them)."""
+    """List created environments with their disk use (names in full, also into a pipe: env
+    remove takes them; --json gives size_bytes)."""
     from rich.table import Table
 
+    from ..core.cache_admin import disk_usage, human_size
     from ..core.toolchain import list_envs
 
     envs = list_envs()
@@ -83,17 +85,28 @@ def env_list(json_out: str | None) -> None:
             "pins": [str(p) for p in e.spec.pins],
             "packages": e.versions(),
             "path": str(e.path),
+            "size_bytes": disk_usage(e.path),
         }
         for e in envs
     ]
     if not emit_json(rows, json_out):
         return
     t = Table(show_edge=False)
-    for c in ("name", "DSL", "pins", "packages", "path"):
-        t.add_column(c, overflow="fold")
+    for c in ("name", "DSL", "pins", "packages", "size", "path"):
+        t.add_column(c, overflow="fold", justify="right" if c == "size" else "left")
     for r in rows:
-        t.add_row(r["name"], r["dsl"], ", ".join(r["pins"]) or "-", str(len(r["packages"])), r["path"])
+        t.add_row(
+            r["name"],
+            r["dsl"],
+            ", ".join(r["pins"]) or "-",
+            str(len(r["packages"])),
+            human_size(r["size_bytes"]),
+            r["path"],
+        )
     out_console.print(t)
+    if len(rows) > 1:
+        total = sum(r["size_bytes"] for r in rows)
+        out_console.print(f"{len(rows)} environments, {human_size(total)} on disk", style="dim")
 
 
 @env.command("remove", epilog=examples("cutediff env remove 4.5.1", "cutediff env remove dsl-4.8.0-cu13-f38feb73"))

@@ -136,6 +136,7 @@ def _write_safely(comparison: dict, path: Path, fmt: str | None, inputs, force: 
     epilog=examples(
         "cutediff report my-result/ -o report.md",
         "cutediff report comparison.json --format csv -o figures.csv",
+        "cutediff report my-result/ --kernel-filter Forward -o forward.html",
         "cutediff report 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --arch sm_103a -o report.html",
     )
 )
@@ -152,6 +153,7 @@ def _write_safely(comparison: dict, path: Path, fmt: str | None, inputs, force: 
 @json_option("Also save the comparison as JSON to PATH, or - for stdout (then the report needs -o).")
 @click.option("--force", is_flag=True, help="Replace an existing output file.")
 @click.option("--keep-paths", is_flag=True, help="Keep home folders and user names in a JSON report.")
+@kernel_filter_option("the report (and --json) holds only these and names the filter.")
 @_crosscheck_options
 @guarded
 def report(
@@ -161,6 +163,7 @@ def report(
     json_out: str | None,
     force: bool,
     keep_paths: bool,
+    kernel_filter: str | None,
     **kw: Any,
 ) -> None:
     """Write a report of a comparison: Markdown for a GitHub issue, self-contained HTML, JSON, or
@@ -170,6 +173,7 @@ def report(
     cutediff compare (then both sides are compiled), or two artifact folders, as for cutediff diff.
     """
     from ..core.files import check_output
+    from ..core.model.kernel_filter import filter_comparison
     from ..core.report import format_for_path, render
 
     quiet = state().quiet
@@ -182,6 +186,7 @@ def report(
         if out and out != "-":
             check_output(Path(out), inputs=inputs, force=force, option="-o" if out is output else "--json")
     comparison = obtain_comparison(args, kw, quiet, compare_command(sys.argv[1:], "report"))
+    comparison = filter_comparison(comparison, kernel_filter)
     fmt = fmt or format_for_path(output)
     if json_out:
         _save_json(comparison, json_out, inputs, keep_paths)
@@ -189,7 +194,7 @@ def report(
         sys.stdout.write(render(comparison, fmt, keep_paths=keep_paths))
     else:
         _write_safely(comparison, output, fmt, inputs, True, keep_paths, "-o")
-        progress_printer(quiet)(wrote(output, fmt))
+        progress_printer(quiet)(wrote(output, fmt + (f", kernels matching {kernel_filter!r}" if kernel_filter else "")))
     errors = _side_errors(comparison)
     for err in errors:
         err_console.print(f"[bold red]error:[/] {escape(err)}", soft_wrap=True, markup=True, highlight=False)
@@ -243,7 +248,7 @@ _STATUS_STYLE = {
     metavar="PCT",
     help="Most percent B may be slower than A per bench shape (when the comparison has bench timings).",
 )
-@kernel_filter_option("Check only kernels whose name or symbol matches.")
+@kernel_filter_option("the others are not checked.")
 @click.option(
     "--max",
     "max_figures",
@@ -301,8 +306,8 @@ def check(
     Under GitHub Actions (GITHUB_ACTIONS=true) each broken limit is also an ::error annotation.
     """
     from ..core.files import check_output
-    from ..core.report import CheckOutcome, CheckResult, Limits, check_comparison, junit_xml
-    from ..core.report.check import figure_limit
+    from ..core.model.kernel_filter import filter_comparison
+    from ..core.report import CheckOutcome, CheckResult, build_limits, check_comparison, junit_xml
 
     inputs = _inputs(None, result)
     quiet = state().quiet
@@ -314,14 +319,14 @@ def check(
         if out and out != "-":
             check_output(Path(out), inputs=inputs, force=force or not must_be_new, option=opt)
     try:
-        limits = Limits(
-            max_spill_bytes,
-            max_register_delta,
-            max_stack_delta,
-            max_slowdown,
-            kernel_filter,
-            max_figures=tuple(figure_limit(t, "--max") for t in max_figures),
-            max_deltas=tuple(figure_limit(t, "--max-delta") for t in max_deltas),
+        limits = build_limits(
+            max_spill_bytes=max_spill_bytes,
+            max_register_delta=max_register_delta,
+            max_stack_delta=max_stack_delta,
+            max_slowdown=max_slowdown,
+            kernel_filter=kernel_filter,
+            max_figures=max_figures,
+            max_deltas=max_deltas,
             allow_missing=allow_missing,
         )
         if result is not None and sides:
@@ -345,6 +350,10 @@ def check(
             junit.write_text(junit_xml(bad))
         raise
     res = check_comparison(comparison, limits)
+    try:  # --json and --report show the kernels checked, as every --kernel-filter does
+        comparison = filter_comparison(comparison, kernel_filter)
+    except CutediffError:  # the filter matched nothing: that is the check's error, said below
+        pass
     if json_out:
         _save_json(comparison, json_out, inputs)
     if report_out is not None:

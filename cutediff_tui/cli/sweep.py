@@ -81,7 +81,7 @@ from .common import (
     show_default=True,
     help="Figure to summarise: spill_store_bytes, registers, stack_bytes, UTCHMMA, mufu, or an expression.",
 )
-@kernel_filter_option("Regular expression: summarise only these kernels (the largest value wins).")
+@kernel_filter_option("each cell shows the largest value among these.")
 @click.option(
     "--executor",
     type=click.Choice(["local", "dask"]),

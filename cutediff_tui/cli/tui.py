@@ -13,6 +13,7 @@ from .common import (
     examples,
     exit_with,
     guarded,
+    kernel_filter_option,
     open_bisect,
     open_comparison,
     progress_printer,
@@ -21,31 +22,38 @@ from .common import (
 )
 
 
-def open_tui(path: Path | None) -> None:
-    """Open a saved comparison (the bundled sample when ``path`` is None) in the TUI."""
+def open_tui(path: Path | None, kernel_filter: str | None = None) -> None:
+    """Open a saved comparison (the bundled sample when ``path`` is None) in the TUI, with only
+    the kernels ``kernel_filter`` keeps."""
     from ..samples import default_sample
 
     @guarded
     def go() -> None:
         from ..core.compare import load_json
+        from ..core.model.kernel_filter import filter_comparison
 
         target = path or default_sample()
-        open_comparison(load_json(target), source=target)
+        open_comparison(filter_comparison(load_json(target), kernel_filter), source=target)
 
     go()
 
 
 @click.command(
     "open",
-    epilog=examples("cutediff open result/", "cutediff open comparison.json", "cutediff open sweep.json"),
+    epilog=examples(
+        "cutediff open result/",
+        "cutediff open comparison.json --kernel-filter Forward",
+        "cutediff open sweep.json",
+    ),
 )
 @click.argument("result", type=click.Path(path_type=Path))
 @click.option(
     "--yes", is_flag=True, help="Build a bisect result's two toolchains without asking (opening one compiles its pair)."
 )
+@kernel_filter_option("a sweep's cells show the largest value among these.")
 @standard_options
 @guarded
-def open_cmd(result: Path, yes: bool = False) -> None:
+def open_cmd(result: Path, yes: bool = False, kernel_filter: str | None = None) -> None:
     """Open a saved comparison (a comparison.json or its folder), a sweep or a bisect result in the TUI."""
     if result.is_dir():
         result = result / "comparison.json"
@@ -53,8 +61,8 @@ def open_cmd(result: Path, yes: bool = False) -> None:
     if other is not None:
         if other.get("schema") == "cutediff.bisect/1":
             confirm_bisect_build(other, yes)
-        return open_many(other)
-    open_tui(result)
+        return open_many(other, kernel_filter)
+    open_tui(result, kernel_filter)
 
 
 def confirm_bisect_build(result: dict, yes: bool) -> None:
@@ -114,16 +122,16 @@ def sweep_or_bisect(path: Path) -> dict | None:
 
 
 @guarded
-def open_many(result: dict) -> None:
+def open_many(result: dict, kernel_filter: str | None = None) -> None:
     """A sweep opens as its heatmap; a bisect as the comparison of its last good and first bad versions."""
     if result.get("schema") == "cutediff.sweep/1":
         from ..core.sweep import grid
         from ..ui.screens.sweep import SweepApp
 
-        grid(result)  # refuses a damaged result in one sentence before the app starts
+        grid(result, kernel_filter=kernel_filter)  # refuses a damaged result in one sentence before the app starts
         stop_progress()
-        app = SweepApp(result)
+        app = SweepApp(result, kernel_filter=kernel_filter)
         app.run()
         exit_with(app)
         return
-    open_bisect(result, progress_printer())
+    open_bisect(result, progress_printer(), kernel_filter)

@@ -28,6 +28,7 @@ from .errors import CutediffError
 from .events import BisectRound, BisectStep, Progress
 from .events import noop as _noop
 from .metric import Metric
+from .model.kernel_filter import no_match_sentence
 from .probe import Probe, run_probe, select_kernels
 
 SCHEMA = "cutediff.bisect/1"
@@ -124,8 +125,9 @@ def judge(result: dict, metric: Metric, kernel_filter: str | None) -> tuple[str,
         return "untestable", result.get("why") or "it could not be built"
     kernels = select_kernels(result, kernel_filter)
     if not kernels:
-        names = ", ".join(k["name"] for k in result.get("kernels", [])) or "none"
-        return "untestable", f"no kernel matches --kernel-filter {kernel_filter!r} (kernels: {names})"
+        if not kernel_filter or not result.get("kernels"):
+            return "untestable", "the build holds no kernel"
+        return "untestable", no_match_sentence(kernel_filter, result["kernels"])
     try:
         hits = [k for k in kernels if metric.holds(k["figures"])]
         shown = "; ".join(f"{k['name']}: {metric.shown(k['figures'])}" for k in (hits or kernels))

@@ -29,6 +29,7 @@ __all__ = [
     "cache_clear",
     "cache_info",
     "clean_stale_temps",
+    "disk_usage",
     "human_size",
     "is_ours",
     "mark_entry",
@@ -119,7 +120,7 @@ def _entry_proven(area_name: str, p: Path) -> bool:
     return is_ours(p)
 
 
-def _size(p: Path) -> int:
+def disk_usage(p: Path) -> int:
     """Bytes on disk below ``p`` (allocated blocks, so a sparse file counts what it uses)."""
     total = 0
     try:
@@ -156,7 +157,7 @@ def cache_info() -> dict:
     for name, what, _default in AREAS:
         folder = root / name
         entries = _entries(folder)
-        b = _size(folder) if folder.is_dir() else 0
+        b = disk_usage(folder) if folder.is_dir() else 0
         total += b
         areas[name] = {"what": what, "entries": len(entries), "bytes": b, "size": human_size(b)}
     other = 0
@@ -164,7 +165,7 @@ def cache_info() -> dict:
         known = {a[0] for a in AREAS}
         for p in root.iterdir():
             if p.name not in known:
-                other += _size(p)
+                other += disk_usage(p)
     total += other
     return {
         "root": str(root),
@@ -200,7 +201,7 @@ def cache_clear(what: str = "builds") -> dict:
             if not _entry_proven(name, p):
                 kept.append(str(p))
                 continue
-            b = _size(p)
+            b = disk_usage(p)
             try:
                 if p.is_dir():
                     trash = p.with_name(f".tmp-clear-{p.name}-{os.getpid()}")

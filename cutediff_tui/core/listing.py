@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from .errors import CutediffError
 from .files import read_text
+from .model.kernel_filter import compile_filter, matches
 from .model.types import SIDES
 from .sanitize import one_line
 
@@ -299,22 +300,12 @@ def listing_hunks(
     """The changed hunks of every kernel (``kernel_filter``: a regex searched in the kernel's
     name and symbols; ``kernels``: indices), largest first across kernels; ``top`` keeps the
     first N."""
-    rx = None
-    if kernel_filter:
-        try:
-            rx = re.compile(kernel_filter)
-        except re.error as exc:
-            raise CutediffError(
-                f"--kernel-filter {kernel_filter!r} is not a regular expression ({exc}).",
-                "Give a Python regex such as Forward or 'Sm100$'.",
-            ) from None
+    rx = compile_filter(kernel_filter)
     wanted = None if kernels is None else set(kernels)
     chosen = [
         (i, k)
         for i, k in enumerate(comparison.get("kernels") or [])
-        if isinstance(k, Mapping)
-        and (wanted is None or i in wanted)
-        and (rx is None or any(rx.search(n) for n in _names(k)))
+        if isinstance(k, Mapping) and (wanted is None or i in wanted) and matches(rx, k)
     ]
     if top is not None and view == "sass":
         chosen = _could_rank(chosen, top)
@@ -330,13 +321,6 @@ def listing_hunks(
     if top is not None:
         order = order[: max(0, top)]
     return [_hunk(k, rank, context) for _cost, _i, rank, k in order]
-
-
-def _names(k: Mapping[str, Any]) -> list[str]:
-    """A kernel's name and its symbols (``symbol`` is one string, or one per side)."""
-    sym = k.get("symbol")
-    syms = list(sym.values()) if isinstance(sym, Mapping) else [sym]
-    return [str(n) for n in [k.get("name"), *syms] if n]
 
 
 def _could_rank(chosen: list[tuple[int, Mapping[str, Any]]], top: int) -> list[tuple[int, Mapping[str, Any]]]:

@@ -141,20 +141,15 @@ def _bare(sentence: str) -> str:
 
 
 def select_kernels(result: dict, kernel_filter: str | None) -> list[dict]:
-    """The probe's kernels whose name or symbol the regular expression ``kernel_filter`` matches."""
-    import re
+    """The probe's kernels whose name or symbol the regular expression ``kernel_filter`` matches
+    (:mod:`.model.kernel_filter`, the one matcher of every ``--kernel-filter``)."""
+    from .model import kernel_filter as kf
 
-    if not kernel_filter:
-        return list(result.get("kernels", []))
-    try:
-        rx = re.compile(kernel_filter)
-    except re.error as exc:
-        raise CutediffError(
-            f"--kernel-filter {kernel_filter!r} is not a regular expression ({exc}).",
-            "Write a Python regular expression, e.g. FlashAttentionForward.",
-        ) from None
-    return [k for k in result.get("kernels", []) if rx.search(k["name"]) or rx.search(k.get("symbol") or "")]
+    return kf.select_kernels(result.get("kernels", []), kernel_filter)
 
 
 def check_kernel_filter(kernel_filter: str | None) -> None:
-    select_kernels({"kernels": []}, kernel_filter)
+    """Refuse a ``--kernel-filter`` that is not a regular expression (one sentence)."""
+    from .model.kernel_filter import check_kernel_filter as check
+
+    check(kernel_filter)

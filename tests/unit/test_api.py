@@ -73,6 +73,46 @@ def test_check_gives_the_cli_exit_codes(sample):
         cutediff.check(sample, max={"no_such_figure": 1})
 
 
+#: The same limits as API keyword arguments and as ``cutediff check`` options.
+SAME_LIMITS = [
+    ({"max_spill_bytes": 0}, ["--max-spill-bytes", "0"]),
+    ({"max_spill_bytes": 1000}, ["--max-spill-bytes", "1000"]),
+    ({"max_spill_bytes": 0, "kernel_filter": "Pre"}, ["--max-spill-bytes", "0", "--kernel-filter", "Pre"]),
+    ({"max_register_delta": 8, "max_stack_delta": 0}, ["--max-register-delta", "8", "--max-stack-delta", "0"]),
+    ({"max": {"registers": 128}, "max_delta": {"instructions": 100}},
+     ["--max", "registers=128", "--max-delta", "instructions=100"]),
+    ({"max_spill_bytes": 0, "kernel_filter": "NoSuchKernel"}, ["--max-spill-bytes", "0", "--kernel-filter", "NoSuchKernel"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("api", "cli"), SAME_LIMITS, ids=lambda x: " ".join(x) if isinstance(x, list) else None)
+def test_check_api_and_cli_give_the_same_verdict(api, cli, tmp_path):
+    """One builder of the check's Limits (``core.report.build_limits``) behind both faces: the same
+    exit code and the same outcome per kernel × limit (their JUnit XML is identical)."""
+    from click.testing import CliRunner
+
+    from cutediff_tui.cli import main
+
+    junit = tmp_path / "check.xml"
+    res = CliRunner().invoke(main, ["check", "--result", str(bundled_sample_dir()), *cli, "--junit", str(junit)])
+    report = cutediff.check(bundled_sample_dir(), **api)
+    assert res.exit_code == report.exit_code, res.output
+    assert junit.read_text() == report.junit()
+
+
+def test_check_api_and_cli_refuse_the_same_bad_limits():
+    from click.testing import CliRunner
+
+    from cutediff_tui.cli import main
+
+    with pytest.raises(cutediff.CutediffError) as api:
+        cutediff.check(bundled_sample_dir(), max={"no_such_figure": 1})
+    res = CliRunner().invoke(main, ["check", "--result", str(bundled_sample_dir()), "--max", "no_such_figure=1"])
+    assert res.exit_code == 2 and str(api.value).replace("max ", "--max ", 1) in res.stderr
+    with pytest.raises(cutediff.CutediffError, match="is not a regular expression"):
+        cutediff.check(bundled_sample_dir(), kernel_filter="(")
+
+
 def test_report_in_every_format(sample, tmp_path):
     md = cutediff.report(sample)
     assert md.startswith("#") and "FlashAttentionForwardSm100" in md
@@ -85,6 +125,20 @@ def test_report_in_every_format(sample, tmp_path):
     assert len(rows) == len(sample.records())
     with pytest.raises(cutediff.CutediffError, match="Unknown report format"):
         cutediff.report(sample, "pdf")
+
+
+def test_report_kernel_filter_is_the_cli_one(sample, tmp_path):
+    from click.testing import CliRunner
+
+    from cutediff_tui.cli import main
+
+    for fmt in ("md", "json", "csv"):
+        out = tmp_path / f"r.{fmt}"
+        res = CliRunner().invoke(main, ["report", str(bundled_sample_dir()), "--kernel-filter", "Pre", "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        assert cutediff.report(sample, fmt, kernel_filter="Pre") == out.read_text()
+    with pytest.raises(cutediff.CutediffError, match="matches none of the 4 kernel"):
+        cutediff.report(sample, kernel_filter="NoSuchKernel")
 
 
 def _sweep_doc() -> dict:

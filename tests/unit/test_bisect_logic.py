@@ -152,7 +152,9 @@ def test_kernel_filter_matching_nothing_is_untestable():
     verdict, why = judge(
         {"status": "ok", "kernels": [{"name": "Foo", "figures": {}}]}, parse_metric("registers>1"), "Forward"
     )
-    assert verdict == "untestable" and "no kernel matches --kernel-filter 'Forward' (kernels: Foo)" in why
+    assert verdict == "untestable" and "--kernel-filter 'Forward' matches none of the 1 kernel(s) (Foo)" in why
+    verdict, why = judge({"status": "ok", "kernels": []}, parse_metric("registers>1"), None)
+    assert verdict == "untestable" and why == "the build holds no kernel"
 
 
 def test_versions_compare_as_versions_not_strings():

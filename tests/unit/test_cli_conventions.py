@@ -165,6 +165,19 @@ def test_kernel_filter_is_a_regex_checked_at_once(name, tmp_path, monkeypatch):
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Fwd(" in lines[0], res.output
 
 
+def test_kernel_filter_has_one_help_wording_everywhere():
+    """One decorator (``cli/common.py`` ``kernel_filter_option``): every command's help starts the
+    same; only what the command does with the kept kernels follows."""
+    from cutediff_tui.cli.common import KERNEL_FILTER_HELP
+
+    users = with_option("--kernel-filter")
+    assert set(users) >= {"compare", "diff", "report", "check", "bench", "bisect", "sweep"}
+    for name in users:
+        opt = option(dict(LEAVES)[name], "--kernel-filter")
+        assert opt.help.startswith(KERNEL_FILTER_HELP), (name, opt.help)
+        assert opt.callback is not None and opt.callback.__name__ == "_check_regex", name
+
+
 def test_quiet_silences_progress_and_keeps_results(tmp_path):
     loud = run(["report", str(SAMPLE), "-o", str(tmp_path / "a.md")])
     quiet = run(["report", str(SAMPLE), "-o", str(tmp_path / "b.md"), "-q"])

@@ -134,7 +134,7 @@ def test_kernel_filter():
     res = check_comparison(make(), Limits(max_spill_bytes=0, kernel_filter="fwd_b"))  # symbols match too
     assert res.exit_code == 1
     res = check_comparison(make(), Limits(max_spill_bytes=0, kernel_filter="Nope"))
-    assert res.exit_code == 2 and "matches none of the kernels" in res.errors[0].message
+    assert res.exit_code == 2 and "matches none of the 2 kernel(s)" in res.errors[0].message
     res = check_comparison(make(), Limits(max_spill_bytes=0, kernel_filter="("))
     assert res.exit_code == 2 and "is not a regular expression" in res.errors[0].message
 

@@ -246,3 +246,5 @@ class Comparison(_Struct):
     bench: BenchResult | None = None
     timing: Timing | None = None
     analysis_seconds: Number | None = None
+    kernel_filter: str | None = None
+    """The ``--kernel-filter`` a shown or reported comparison was narrowed by (its kernels are the matching ones)."""

@@ -5,7 +5,7 @@ Headless: nothing here imports Textual (the TUI's export key calls these functio
 
 from __future__ import annotations
 
-from .check import CheckOutcome, CheckResult, Limits, check_comparison
+from .check import CheckOutcome, CheckResult, Limits, build_limits, check_comparison
 from .html import render_html
 from .jsonout import render_json, validate_comparison
 from .junit import junit_xml
@@ -17,6 +17,7 @@ __all__ = [
     "CheckOutcome",
     "CheckResult",
     "Limits",
+    "build_limits",
     "check_comparison",
     "format_for_path",
     "junit_xml",

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..errors import CutediffError
 from ..model.figures import Figure, by_name, figures_for, unit_symbol
+from ..model.kernel_filter import check_kernel_filter, compile_filter, matches, no_match_sentence
 from . import model as M
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
@@ -69,6 +70,40 @@ def figure_limit(text: str, option: str = "--max") -> tuple[str, float]:
             f"{option} {text!r} has a limit that is not a number.", f"Write e.g. {option} {name}=0."
         ) from None
     return name, (int(limit) if limit.is_integer() else limit)
+
+
+def build_limits(
+    *,
+    max_spill_bytes: int | None = None,
+    max_register_delta: int | None = None,
+    max_stack_delta: int | None = None,
+    max_slowdown: float | None = None,
+    kernel_filter: str | None = None,
+    max_figures: Mapping[str, float] | Iterable[str] = (),
+    max_deltas: Mapping[str, float] | Iterable[str] = (),
+    allow_missing: bool = False,
+    options: tuple[str, str] = ("--max", "--max-delta"),
+) -> Limits:
+    """The :class:`Limits` of ``cutediff check`` and ``cutediff.check``, from their options:
+    ``max_figures``/``max_deltas`` as ``"FIGURE=N"`` texts (the CLI) or a ``{figure: N}`` mapping
+    (the API), each checked against the figure registry; ``options`` names them in error
+    sentences. A ``kernel_filter`` that is not a regular expression is refused here."""
+    check_kernel_filter(kernel_filter)
+
+    def parse(given: Mapping[str, float] | Iterable[str], option: str) -> tuple[tuple[str, float], ...]:
+        texts = [f"{k}={v}" for k, v in given.items()] if isinstance(given, Mapping) else list(given)
+        return tuple(figure_limit(t, option) for t in texts)
+
+    return Limits(
+        max_spill_bytes,
+        max_register_delta,
+        max_stack_delta,
+        max_slowdown,
+        kernel_filter,
+        max_figures=parse(max_figures, options[0]),
+        max_deltas=parse(max_deltas, options[1]),
+        allow_missing=allow_missing,
+    )
 
 
 @dataclass
@@ -262,32 +297,14 @@ def check_comparison(comparison: dict, limits: Limits) -> CheckResult:
         return res
     if limits.kernel_filter:
         try:
-            rx = re.compile(limits.kernel_filter)
-        except re.error as exc:
-            res.outcomes.append(
-                CheckOutcome(
-                    "comparison",
-                    "kernel-filter",
-                    ERROR,
-                    f"--kernel-filter {limits.kernel_filter!r} is not a regular expression ({exc})",
-                )
-            )
+            rx = compile_filter(limits.kernel_filter)
+        except CutediffError as exc:
+            res.outcomes.append(CheckOutcome("comparison", "kernel-filter", ERROR, str(exc).rstrip(".")))
             return res
-
-        def keep(k: dict) -> bool:
-            sym = k.get("symbol") or {}
-            return any(rx.search(str(x)) for x in (k.get("name"), sym.get("a"), sym.get("b")) if x)
-
-        chosen = [k for k in ks if keep(k)]
+        chosen = [k for k in ks if matches(rx, k)]
         if not chosen:
-            names = ", ".join(str(k.get("name")) for k in ks)
             res.outcomes.append(
-                CheckOutcome(
-                    "comparison",
-                    "kernel-filter",
-                    ERROR,
-                    f"--kernel-filter {limits.kernel_filter!r} matches none of the kernels ({names})",
-                )
+                CheckOutcome("comparison", "kernel-filter", ERROR, no_match_sentence(limits.kernel_filter, ks))
             )
             return res
         skipped = len(ks) - len(chosen)

@@ -133,6 +133,9 @@ def _header(c: dict) -> str:
         meta.append(e(c["created"]))
     if meta:
         out.append(f'<p class="meta">{" · ".join(meta)}</p>')
+    kf = M.kernel_filter(c)
+    if kf:
+        out.append(f'<p class="meta">Only the kernels whose name or symbol matches --kernel-filter {_code(kf)}.</p>')
     for failed, err in M.side_errors(c):
         out.append(
             f'<div class="alert"><b>Side {failed.upper()} ({e(M.side_name(c, failed))}) failed:</b> {e(err)}</div>'

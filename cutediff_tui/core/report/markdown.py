@@ -83,6 +83,9 @@ def _title(c: dict) -> list[str]:
             f"recipe {md_code(rec, table=False)}" + (f" for {md_code(c['arch'], table=False)}" if c.get("arch") else "")
         )
     out.append(" · ".join(parts))
+    kf = M.kernel_filter(c)
+    if kf:
+        out += ["", f"Only the kernels whose name or symbol matches --kernel-filter {md_code(kf, table=False)}."]
     for s, err in M.side_errors(c):
         out += ["", f"> **Side {s.upper()} ({md_text(M.side_name(c, s))}) failed:** {md_text(err)}"]
     ks = M.kernels(c)

@@ -121,6 +121,12 @@ def kernels(c: dict) -> list[dict]:
     return [k for k in c.get("kernels") or [] if isinstance(k, dict)]
 
 
+def kernel_filter(c: dict) -> str | None:
+    """The ``--kernel-filter`` the comparison was narrowed by (None: every kernel is shown)."""
+    kf = c.get("kernel_filter")
+    return str(kf) if kf else None
+
+
 def side_errors(c: dict) -> list[tuple[str, str]]:
     return [(s, str(side(c, s)["error"])) for s in SIDES if side(c, s).get("error")]
 
