@@ -182,7 +182,10 @@ SWEEP_CELL = {
         ([dict(SWEEP_CELL, axis="x")], "$.cells[0].axis"),
         ([dict(SWEEP_CELL, kernels=None)], "$.cells[0].kernels"),
         ([dict(SWEEP_CELL, kernels=[{"name": "K", "figures": {"spill_store_bytes": [1]}}])], "figures"),
-        ([dict(SWEEP_CELL, kernels=[{"name": "K", "figures": {"spill_store_bytes": -16}}])], "-16 as spill_store_bytes"),
+        (
+            [dict(SWEEP_CELL, kernels=[{"name": "K", "figures": {"spill_store_bytes": -16}}])],
+            "-16 as spill_store_bytes",
+        ),
         ([dict(SWEEP_CELL, kernels=[{"name": "K", "figures": {"registers": float("nan")}}])], "nan as registers"),
     ],
 )
