@@ -1,6 +1,6 @@
 """Score a recorded bench result (``cutediff bench --json``) again with today's statistics.
 
-    .venv/bin/python benchmarks/bench_rescore.py RESULT.json [--tolerance 0.01]
+    .venv/bin/python benchmarks/bench_rescore.py RESULT.json[.gz] [--tolerance 0.01]
 
 Prints, per case and per kernel, the verdict and interval the result recorded and the ones the
 current code gives from the same samples; the samples are not changed. Used to compare interval
@@ -50,7 +50,12 @@ def main() -> None:
     ap.add_argument("result", type=Path)
     ap.add_argument("--tolerance", type=float, default=0.01)
     args = ap.parse_args()
-    for r in rescore(json.loads(args.result.read_text()), args.tolerance):
+    raw = args.result.read_bytes()
+    if args.result.suffix == ".gz":
+        import gzip
+
+        raw = gzip.decompress(raw)
+    for r in rescore(json.loads(raw), args.tolerance):
         t, n = r["then"], r["now"]
         print(
             f"{r['case']:12} {r['kernel'][:34]:34} then {t['ratio']:.4f} [{t['ci_low']:.4f}, {t['ci_high']:.4f}] "
