@@ -146,7 +146,17 @@ def _kernel_texts(
         if gz is not None and gz.is_file():
             out[name] = read_bounded(gz).decode(errors="replace")
             continue
-        text = _run_tool_for(name, cubin, kw)
+        try:
+            text = _run_tool_for(name, cubin, kw)
+        except CutediffError as exc:
+            listing = out.get("sass") or out.get("sass_g")
+            if name != "lrm" or listing is None:
+                raise
+            # nvdisasm reads some cubins (Triton's, DSL 4.3's) only in its "old format", and then
+            # refuses data-flow analysis: keep the listing, without live-register counts
+            out["lrm_failed"] = re.sub(r"\s+", " ", str(exc).split(": ", 1)[-1])[:160].rstrip(". ")
+            out[name] = listing
+            continue
         out[name] = text
         if path is not None:
             atomic_write(path, text)
@@ -263,6 +273,10 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     metrics: dict[str, Any] = {"symbol": symbol, "sources": sources}
     if repairs:
         metrics["_repairs"] = repairs  # moved to the side's "repaired" list by analyze
+    if texts.get("lrm_failed"):  # moved to the side's "notes" list by analyze
+        metrics["_notes"] = [
+            f"{symbol}: no register pressure, nvdisasm could not analyse its data flow ({texts['lrm_failed']})"
+        ]
     metrics.update(_resources(texts["res"], symbol))
     store, load = spills.spill_bytes(func)
     metrics["spill_store_bytes"] = store
@@ -649,6 +663,9 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
             for note in m.pop("_repairs", None) or []:
                 progress(f"side {s.upper()}: {note}")
                 sides[s]["repaired"].append(note)
+            for note in m.pop("_notes", None) or []:
+                progress(f"side {s.upper()}: {note}")
+                sides[s]["notes"] = [*sides[s]["notes"], note]
     fuzzy = pair_by_hashless(per_side[0][0], per_side[1][0])
     per_side = [per_side[0], ([(fuzzy.get(n, (n,))[0], m) for n, m in per_side[1][0]], per_side[1][1])]
     names_a = [n for n, _ in per_side[0][0]]
