@@ -641,7 +641,10 @@ def load_env(path: Path) -> Env | None:
         spec = ToolchainSpec(
             dsl=data["spec"]["dsl"], pins=pins, cuda=data["spec"]["cuda"], python=data.get("interpreter")
         )
-        return Env(path=path, spec=spec, key=data["key"], lock=data["lock"])
+        lock = data["lock"]
+        if not isinstance(lock, dict) or not all(isinstance(v, dict) and "version" in v for v in lock.values()):
+            return None  # an env.json edited or cut short: not an environment cutediff can use
+        return Env(path=path, spec=spec, key=data["key"], lock=lock)
     except (ValueError, KeyError, TypeError):
         return None
 

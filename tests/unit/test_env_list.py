@@ -48,3 +48,17 @@ def test_env_list_with_no_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path))
     res = CliRunner().invoke(main, ["env", "list", "--json", "-"])
     assert res.exit_code == 0 and json.loads(res.stdout) == []
+
+
+def test_an_edited_env_json_is_not_listed_as_an_environment(tmp_path, monkeypatch):
+    """A hand-edited env.json whose lock is not a table of packages was an internal error in
+    `env list` (AttributeError in versions()); it is not an environment cutediff can use."""
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path))
+    make_env(tmp_path, "4.8.0", 10)
+    bad = make_env(tmp_path, "4.5.1", 10)
+    for lock in ("", [1], {"torch": "2.13"}):
+        meta = json.loads((bad / "env.json").read_text())
+        (bad / "env.json").write_text(json.dumps({**meta, "lock": lock}))
+        res = CliRunner().invoke(main, ["env", "list", "--json", "-"])
+        assert res.exit_code == 0, res.output
+        assert [r["dsl"] for r in json.loads(res.stdout)] == ["4.8.0"]
