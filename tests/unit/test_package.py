@@ -200,7 +200,7 @@ def test_env_list_in_version_order(tmp_path, monkeypatch):
         d = tmp_path / "envs" / f"dsl-{v}-cu13-0000"
         d.mkdir(parents=True)
         spec = {"dsl": v, "pins": [], "cuda": "13"}
-        (d / "env.json").write_text(json.dumps({"spec": spec, "key": v, "lock": ""}))
+        (d / "env.json").write_text(json.dumps({"spec": spec, "key": v, "lock": {}}))
     assert [e.spec.dsl for e in list_envs()] == ["4.8.0.dev0", "4.8.0", "4.9.0", "4.10.0"]
 
 
