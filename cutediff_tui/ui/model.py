@@ -19,7 +19,6 @@ from typing import Any
 from cutediff_tui.core.files import read_text
 from cutediff_tui.core.model.match import InstructionMatch
 from cutediff_tui.core.model.types import SIDES
-from cutediff_tui.core.packed_sass import pressure_buckets
 
 __all__ = [
     "VIEWS",
@@ -344,6 +343,8 @@ class PaneModel:
 
     def pressure(self, s: str, buckets: int = 100) -> list[int]:
         """Maximum live GPRs of side ``s`` in ``buckets`` equal slices of the listing."""
+        from cutediff_tui.core.packed_sass import pressure_buckets  # (not needed to open a result)
+
         return pressure_buckets([ln.live for ln in self.side(s).lines if ln.live is not None], buckets)
 
 
