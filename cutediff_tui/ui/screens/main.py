@@ -302,7 +302,7 @@ class MainScreen(HunkNavigation, Screen[None]):
                         with Vertical(classes="side", id=f"side-{s}"):
                             yield PaneTitle(s, id=f"title-{s}")
                             yield ColumnHeader(id=f"columns-{s}")
-                            yield LiveBanner(s, id=f"live-{s}")
+                            # the watch banner (LiveBanner) is mounted here when it first has news
                             yield CodePane(s, id=f"pane-{s}").data_bind(
                                 cursor=MainScreen.cursor, normalised=MainScreen.normalised
                             )
@@ -321,7 +321,7 @@ class MainScreen(HunkNavigation, Screen[None]):
         self.watch(b, "scroll_x", lambda x: self._sync_scroll(a, x=x), init=False)
         self._check_size()
         for s, (state, text) in self.live_state.items():
-            self.query_one(f"#live-{s}", LiveBanner).show(state, text)
+            self._live(s, state, text)
         self._show_kernel()
 
     def on_resize(self) -> None:
@@ -517,7 +517,18 @@ class MainScreen(HunkNavigation, Screen[None]):
 
     def _live(self, side: str, state: str, text: str) -> None:
         self.live_state[side] = (state, text)
-        self.query_one(f"#live-{side}", LiveBanner).show(state, text)
+        found = self.live_banner(side)
+        if found is not None:
+            found.show(state, text)
+        elif state:  # mounted on first use: a screen that is not watched does not carry two hidden banners
+            banner = LiveBanner(side, id=f"live-{side}")
+            banner.show(state, text)
+            self.query_one(f"#side-{side}", Vertical).mount(banner, before=f"#pane-{side}")
+
+    def live_banner(self, side: str) -> LiveBanner | None:
+        """Side ``side``'s watch banner, or None when the watch has not shown one on this screen."""
+        found = self.query(f"#live-{side}")
+        return found.only_one(LiveBanner) if found else None
 
     @on(LiveResult)
     async def live_result(self, message: LiveResult) -> None:
