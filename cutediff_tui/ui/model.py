@@ -21,6 +21,8 @@ from cutediff_tui.core.model.match import InstructionMatch
 from cutediff_tui.core.model.types import SIDES
 
 __all__ = [
+    "BIG_LISTING",
+    "is_big",
     "VIEWS",
     "VIEW_TITLES",
     "CodeLine",
@@ -36,6 +38,21 @@ __all__ = [
 ]
 
 VIEWS = ("sass", "ptx", "mlir", "log")
+
+#: Instructions on one side from which a kernel's SASS view is staged (raw first, aligned later:
+#: :mod:`.big_listing`, imported only for such a kernel).
+BIG_LISTING = 100_000
+
+
+def is_big(kernel: dict) -> bool:
+    """Whether a kernel's SASS is big enough to be staged (its metrics' instruction count)."""
+    for s in SIDES:
+        n = (kernel.get(s) or {}).get("instructions")
+        if isinstance(n, int) and n >= BIG_LISTING:
+            return True
+    return False
+
+
 VIEW_TITLES = {"sass": "SASS", "ptx": "PTX", "mlir": "MLIR", "log": "ptxas log"}
 #: Row kinds that differ (everything but ``same``); ``filler`` never appears in rows.
 CHANGED = frozenset(("regalloc", "immediate", "opcode", "inserted", "deleted", "moved", "changed"))

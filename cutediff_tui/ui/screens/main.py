@@ -55,7 +55,7 @@ from ..messages import (
     ModelReady,
     ReportWritten,
 )
-from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, parse_jump
+from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, is_big, parse_jump
 from ..widgets.bars import ColumnHeader, PaneTitle, ViewBar
 from ..widgets.code_pane import CodePane
 from ..widgets.header import ComparisonHeader, side_label
@@ -443,8 +443,6 @@ class MainScreen(HunkNavigation, Screen[None]):
                 self.pane(s).set_model(None, f"Loading {VIEW_TITLES[self.view]}…")
             self._update_titles()
             self._update_status()
-            from ..big_listing import is_big
-
             if self.view == "sass" and is_big(self.kernel):
                 self.load_big_sass(self.kernel_index)
             else:
