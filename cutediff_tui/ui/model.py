@@ -152,15 +152,15 @@ class PaneModel:
     _ranked: list[RowHunk] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        for s in SIDES:
-            side = self.side(s)
-            row_of = [0] * len(side.lines)
-            for r, row in enumerate(self.rows):
-                i = row.index(s)
-                if i is not None:
-                    row_of[i] = r
+        row_a, row_b = [0] * len(self.a.lines), [0] * len(self.b.lines)
+        for r, row in enumerate(self.rows):  # one pass, no call per row: this runs on every open
+            if row.a is not None:
+                row_a[row.a] = r
+            if row.b is not None:
+                row_b[row.b] = r
+        for s, row_of in (("a", row_a), ("b", row_b)):
             self._row_of[s] = row_of
-            self._spills[s] = sorted(row_of[i] for i, ln in enumerate(side.lines) if ln.spill)
+            self._spills[s] = sorted(row_of[i] for i, ln in enumerate(self.side(s).lines) if ln.spill)
         self.hunks.sort(key=lambda h: h.start)
         self._hunk_starts = [h.start for h in self.hunks]
         self._rank_hunks()
@@ -208,6 +208,7 @@ class PaneModel:
         from cutediff_tui.core.listing import line_tags
 
         ranked = sorted((h for h in self.hunks if h.kind != "regalloc"), key=lambda h: (-h.cost, h.start))
+        memo: dict[tuple[str, bool], frozenset[str]] = {}  # a listing repeats few opcodes
         for r, h in enumerate(ranked, 1):
             h.rank = r
             tags: set[str] = set()
@@ -217,7 +218,11 @@ class PaneModel:
                 for s in SIDES:
                     ln = self.line_at_index(s, row.index(s))
                     if ln is not None:
-                        tags |= line_tags(_full_opcode(ln), ln.spill)
+                        key = (_full_opcode(ln), ln.spill)
+                        found = memo.get(key)
+                        if found is None:
+                            found = memo[key] = line_tags(*key)
+                        tags |= found
             h.tags = frozenset(tags)
         self._ranked = ranked
 
