@@ -41,7 +41,7 @@ os.environ.setdefault("CUTEDIFF_CACHE_DIR", tempfile.mkdtemp(prefix="cutediff-ca
 
 from textual import events  # noqa: E402
 
-from cutediff_tui.ui import big_listing  # noqa: E402
+from cutediff_tui.ui import model as ui_model  # noqa: E402
 from cutediff_tui.ui.app import CutediffApp  # noqa: E402
 from cutediff_tui.ui.screens.main import MainScreen  # noqa: E402
 from tests.tui.big_sass import fa4_like_comparison  # noqa: E402
@@ -123,7 +123,7 @@ class Frames:
 
 
 async def one_run(comparison: dict, mode: str) -> dict:
-    big_listing.BIG_LISTING = 100_000 if mode == "staged" else 10**12
+    ui_model.BIG_LISTING = 100_000 if mode == "staged" else 10**12
     t0 = time.perf_counter()
     app = CutediffApp(comparison, versions=["4.5.1", "4.8.0"], installed={"4.5.1", "4.8.0"}, gpu_probe=None)
     frames = Frames(app, t0)

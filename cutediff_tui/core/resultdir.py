@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -85,7 +86,7 @@ def save_result(comparison: dict, folder: Path, keep_paths: bool = False) -> dic
     return absolutize(scrubbed, folder)  # type: ignore[arg-type]  # a dict scrubs to a dict
 
 
-def confined(base: Path, value: object) -> Path | None:
+def confined(base: Path, value: object, *, roots: tuple[str, str] | None = None) -> Path | None:
     """The real path ``value`` names when it stays inside the result folder ``base`` (relative, no
     ``..``, no symlink leading out); an absolute path may also name this machine's cutediff cache
     (a comparison written by ``compare --json`` names its builds there); else None.
@@ -95,24 +96,23 @@ def confined(base: Path, value: object) -> Path | None:
     if not isinstance(value, str) or not value or "\x00" in value:
         return None
     p = Path(value)
-    roots: tuple[Path, ...]
-    if p.is_absolute():
-        cand, roots = p, (base, cache_dir())
-    elif ".." in p.parts:
+    if not p.is_absolute() and ".." in p.parts:
         return None
-    else:
-        cand, roots = base / p, (base,)
+    real_base, real_cache = roots if roots is not None else real_roots(base)
     try:
-        real = cand.resolve()
+        real = os.path.realpath(p if p.is_absolute() else base / p)
     except (OSError, RuntimeError, ValueError):
         return None
-    for root in roots:
-        try:
-            real.relative_to(root.resolve())
-            return real
-        except (ValueError, OSError):
-            continue
+    for root in (real_base, real_cache) if p.is_absolute() else (real_base,):
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return Path(real)
     return None
+
+
+def real_roots(base: Path) -> tuple[str, str]:
+    """``base`` and the cache folder with symlinks resolved: the ``roots`` of :func:`confined`,
+    worked out once per result rather than once per path."""
+    return os.path.realpath(base), os.path.realpath(cache_dir())
 
 
 def absolutize(comparison: dict, base: Path) -> dict:
@@ -124,6 +124,7 @@ def absolutize(comparison: dict, base: Path) -> dict:
     are kept under ``_refused`` so that :func:`portable` writes them back unchanged.
     """
     base = Path(base)
+    roots = real_roots(base)
     refused: list[list] = []
     for i, k in enumerate(comparison.get("kernels", [])):
         if not isinstance(k, dict):
@@ -135,7 +136,7 @@ def absolutize(comparison: dict, base: Path) -> dict:
             for key in ("dir", "lineinfo_dir"):
                 v = m["files"].get(key)
                 if v:
-                    real = confined(base, v)
+                    real = confined(base, v, roots=roots)
                     if real is None:
                         refused.append([i, side, "files", key, v])
                         m["files"][key] = str(base / ".not-in-result" / f"{i}-{side}-{key}")
@@ -144,7 +145,7 @@ def absolutize(comparison: dict, base: Path) -> dict:
             srcs = m.get("sources")
             if isinstance(srcs, dict):
                 for short, v in list(srcs.items()):
-                    real = confined(base, v)
+                    real = confined(base, v, roots=roots)
                     if real is None:
                         refused.append([i, side, "sources", short, v])
                         del srcs[short]

@@ -68,11 +68,11 @@ def visible_strings(obj: object) -> object:
     """``obj`` (JSON-like data) with every string made :func:`visible` (a copy, or ``obj`` itself
     when it holds no control character); the machine paths under ``files``, ``sources`` and
     ``_base`` are kept as they are (they are opened, not shown)."""
-    import json
+    import msgspec
 
     try:  # one pass in C over everything: most results hold no control character at all
-        text = json.dumps(obj, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
+        text = msgspec.json.encode(obj, enc_hook=str).decode()
+    except (TypeError, ValueError, RecursionError, msgspec.MsgspecError):
         text = None
     if text is not None and not _JSON_CONTROL.search(text.replace("\\n", "").replace("\\t", "")):
         return obj

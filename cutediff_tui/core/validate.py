@@ -112,9 +112,14 @@ def _side_metrics(m: dict, where: str, source: str) -> None:
             raise _bad(source, f"{where}.files.{key}", files[key], "a path")
 
 
-def validate_result(data: dict, source: str = "The comparison") -> dict:
+def validate_result(data: dict, source: str = "The comparison", *, text_chars: int | None = None) -> dict:
     """Raise a one-sentence ``CutediffError`` naming the first bad field of ``data`` (a comparison
-    dict whose schema was already checked); return ``data`` when it is sound."""
+    dict whose schema was already checked); return ``data`` when it is sound.
+
+    ``text_chars``: the length of the JSON text ``data`` was decoded from, when known. No string
+    of a document is longer than its text (an escape is never shorter than what it stands for), so
+    when that is within the string limit the walk over every string is skipped.
+    """
     kernels = data.get("kernels")
     if not isinstance(kernels, list):
         raise _bad(source, "kernels", kernels, "a list of kernels")
@@ -123,7 +128,8 @@ def validate_result(data: dict, source: str = "The comparison") -> dict:
             f"{source} holds {len(kernels):,} kernels, more than cutediff opens ({LIMITS.kernels:,}).",
             "Raise the limit with cutediff --max-kernels N if the result is genuine.",
         )
-    _strings(data, "comparison", source)
+    if text_chars is None or text_chars > LIMITS.string_chars:
+        _strings(data, "comparison", source)
     for s in ("a", "b"):
         side = (data.get("sides") or {}).get(s)
         if not isinstance(side, dict):

@@ -1,7 +1,7 @@
 """Huge SASS listings: the raw listing at once, the aligned view from a child process.
 
 Parsing and aligning 2 x 1M instructions takes tens of seconds of Python; in a thread of the TUI
-it holds the GIL and every key waits. For a kernel with at least :data:`BIG_LISTING`
+it holds the GIL and every key waits. For a kernel with at least :data:`~cutediff_tui.ui.model.BIG_LISTING`
 instructions on a side, :func:`stage_sass` instead
 
 1. starts ``python -m cutediff_tui.core.packed_sass`` (:mod:`cutediff_tui.core.packed_sass`),
@@ -42,22 +42,11 @@ from cutediff_tui.core.model.types import SIDES
 from cutediff_tui.core.packed_sass import KINDS, PackedSide, iter_text_lines, read_packed, request_for
 from cutediff_tui.core.sass_text import instruction_lines, last_instruction_line
 
-from .model import CodeLine, PaneModel, Row, RowHunk, SideLines, side_note
+from .model import BIG_LISTING, CodeLine, PaneModel, Row, RowHunk, SideLines, is_big, side_note
 
 __all__ = ["BIG_LISTING", "is_big", "RawPaneModel", "PackedPaneModel", "stage_sass"]
 
-#: Instructions on one side from which a kernel's SASS view is staged (raw first, aligned later).
-BIG_LISTING = 100_000
 _SPILL_OPS = frozenset(("STL", "LDL"))
-
-
-def is_big(kernel: dict) -> bool:
-    """Whether a kernel's SASS is big enough to be staged (its metrics' instruction count)."""
-    for s in SIDES:
-        n = (kernel.get(s) or {}).get("instructions")
-        if isinstance(n, int) and n >= BIG_LISTING:
-            return True
-    return False
 
 
 # ---------------------------------------------------------------------- lazy sequences

@@ -16,14 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 from textual.widgets import Static
 
-from cutediff_tui.core import warm
 from cutediff_tui.core.sanitize import truncate
-from cutediff_tui.core.watch import CompareWatch, ErrorSite, error_site
 
 from .messages import LiveCompiling, LiveError, LiveResult
 
 if TYPE_CHECKING:
     from textual.app import App
+
+    from cutediff_tui.core.watch import CompareWatch, ErrorSite
+
+# core.watch and core.warm are imported where a watch starts: opening a result never needs them
 
 __all__ = ["LiveBanner", "LiveWatch", "WatchSpec", "site_text", "spec_from_comparison"]
 
@@ -86,6 +88,9 @@ class LiveWatch:
     def start(self) -> None:
         if self.watch is not None:
             return
+        from cutediff_tui.core import warm
+        from cutediff_tui.core.watch import CompareWatch
+
         warm.enable()
         post = self.app.post_message
         self.watch = CompareWatch(
@@ -148,6 +153,8 @@ _NAMED = re.compile(r"(/[\w./\\-]+\.py)\b")
 def error_for_side(sentence: str, files: list[Path]) -> str:
     """The banner text of an error: the source line it points at (in a watched file, or the
     recipe file the sentence names), then the sentence."""
+    from cutediff_tui.core.watch import error_site
+
     named = [Path(m) for m in _NAMED.findall(sentence) if Path(m).is_file()]
     where = site_text(error_site(sentence, "", [*files, *named]))
     return f"{where}\n{sentence}" if where else sentence

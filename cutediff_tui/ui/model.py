@@ -19,9 +19,10 @@ from typing import Any
 from cutediff_tui.core.files import read_text
 from cutediff_tui.core.model.match import InstructionMatch
 from cutediff_tui.core.model.types import SIDES
-from cutediff_tui.core.packed_sass import pressure_buckets
 
 __all__ = [
+    "BIG_LISTING",
+    "is_big",
     "VIEWS",
     "VIEW_TITLES",
     "CodeLine",
@@ -37,6 +38,21 @@ __all__ = [
 ]
 
 VIEWS = ("sass", "ptx", "mlir", "log")
+
+#: Instructions on one side from which a kernel's SASS view is staged (raw first, aligned later:
+#: :mod:`.big_listing`, imported only for such a kernel).
+BIG_LISTING = 100_000
+
+
+def is_big(kernel: dict) -> bool:
+    """Whether a kernel's SASS is big enough to be staged (its metrics' instruction count)."""
+    for s in SIDES:
+        n = (kernel.get(s) or {}).get("instructions")
+        if isinstance(n, int) and n >= BIG_LISTING:
+            return True
+    return False
+
+
 VIEW_TITLES = {"sass": "SASS", "ptx": "PTX", "mlir": "MLIR", "log": "ptxas log"}
 #: Row kinds that differ (everything but ``same``); ``filler`` never appears in rows.
 CHANGED = frozenset(("regalloc", "immediate", "opcode", "inserted", "deleted", "moved", "changed"))
@@ -136,15 +152,15 @@ class PaneModel:
     _ranked: list[RowHunk] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        for s in SIDES:
-            side = self.side(s)
-            row_of = [0] * len(side.lines)
-            for r, row in enumerate(self.rows):
-                i = row.index(s)
-                if i is not None:
-                    row_of[i] = r
+        row_a, row_b = [0] * len(self.a.lines), [0] * len(self.b.lines)
+        for r, row in enumerate(self.rows):  # one pass, no call per row: this runs on every open
+            if row.a is not None:
+                row_a[row.a] = r
+            if row.b is not None:
+                row_b[row.b] = r
+        for s, row_of in (("a", row_a), ("b", row_b)):
             self._row_of[s] = row_of
-            self._spills[s] = sorted(row_of[i] for i, ln in enumerate(side.lines) if ln.spill)
+            self._spills[s] = sorted(row_of[i] for i, ln in enumerate(self.side(s).lines) if ln.spill)
         self.hunks.sort(key=lambda h: h.start)
         self._hunk_starts = [h.start for h in self.hunks]
         self._rank_hunks()
@@ -192,6 +208,7 @@ class PaneModel:
         from cutediff_tui.core.listing import line_tags
 
         ranked = sorted((h for h in self.hunks if h.kind != "regalloc"), key=lambda h: (-h.cost, h.start))
+        memo: dict[tuple[str, bool], frozenset[str]] = {}  # a listing repeats few opcodes
         for r, h in enumerate(ranked, 1):
             h.rank = r
             tags: set[str] = set()
@@ -201,7 +218,11 @@ class PaneModel:
                 for s in SIDES:
                     ln = self.line_at_index(s, row.index(s))
                     if ln is not None:
-                        tags |= line_tags(_full_opcode(ln), ln.spill)
+                        key = (_full_opcode(ln), ln.spill)
+                        found = memo.get(key)
+                        if found is None:
+                            found = memo[key] = line_tags(*key)
+                        tags |= found
             h.tags = frozenset(tags)
         self._ranked = ranked
 
@@ -344,6 +365,8 @@ class PaneModel:
 
     def pressure(self, s: str, buckets: int = 100) -> list[int]:
         """Maximum live GPRs of side ``s`` in ``buckets`` equal slices of the listing."""
+        from cutediff_tui.core.packed_sass import pressure_buckets  # (not needed to open a result)
+
         return pressure_buckets([ln.live for ln in self.side(s).lines if ln.live is not None], buckets)
 
 

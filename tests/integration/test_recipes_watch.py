@@ -216,10 +216,10 @@ async def test_tui_watch_refreshes_in_place_and_keeps_the_last_good_result(compi
             await pilot.pause()
             after = screen.current_line("b")
             assert after is not None and after.line == add_line + 2 and after.opcode == before.opcode
-            assert all(screen.query_one(f"#live-{s}", LiveBanner).state == "" for s in "ab")
+            assert all((screen.live_banner(s) or LiveBanner(s)).state == "" for s in "ab")
             good = screen.comparison
             recipe_file.write_text(recipe_file.read_text().replace("    m, n = gA.shape\n", "    m, n = gA.shape +\n"))
-            assert await until(lambda: screen.query_one("#live-b", LiveBanner).state == "error", 60)
+            assert await until(lambda: (screen.live_banner("b") or LiveBanner("b")).state == "error", 60)
             banner = str(screen.query_one("#live-b", LiveBanner).render())
             assert "syntax error" in banner and "m, n = gA.shape +" in banner
             assert screen.comparison is good and screen.model is not None

@@ -16,7 +16,8 @@ from .conftest import settle
 
 
 def banner(screen: MainScreen, side: str) -> LiveBanner:
-    return screen.query_one(f"#live-{side}", LiveBanner)
+    """The side's banner; one never shown counts as an idle (hidden) banner."""
+    return screen.live_banner(side) or LiveBanner(side)
 
 
 async def _on_spill(pilot) -> MainScreen:
@@ -95,3 +96,22 @@ async def test_watch_key_without_a_recipe_says_why(make_app, comparison):
         assert app.live is None or not app.live.running
         shown = [" ".join(str(t.render()).split()) for t in app.screen.query("Toast")]
         assert any("--watch --tui" in t for t in shown), shown
+
+
+async def test_banners_are_mounted_only_when_the_watch_has_news(make_app, comparison):
+    app = make_app(copy.deepcopy(comparison))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        assert not screen.query(LiveBanner)  # opening a result carries no hidden banners
+        app.post_message(LiveCompiling({"b"}, "recipe.py"))
+        await settle(pilot)
+        assert screen.live_banner("a") is None
+        shown = screen.live_banner("b")
+        assert shown is not None and shown.state == "compiling" and shown.display
+        ids = [w.id for w in screen.query_one("#side-b").children]
+        assert ids.index("columns-b") < ids.index("live-b") < ids.index("pane-b")
+        screen.live_idle()
+        await settle(pilot)
+        assert screen.live_banner("b") is shown and shown.state == "" and not shown.display

@@ -35,3 +35,41 @@ def test_identical_sources_are_saved_once(tmp_path):
     assert not (out / "src/b/pkg/same.py").exists()
     reopened = load_json(out / "comparison.json")["kernels"][0]
     assert Path(reopened["b"]["sources"]["pkg/same.py"]).read_text() == "x = 1\n"
+
+
+def test_confined_keeps_paths_inside_and_refuses_a_sibling_with_the_same_prefix(tmp_path):
+    from cutediff_tui.core.resultdir import confined, real_roots
+
+    base, sibling = tmp_path / "res", tmp_path / "res2"
+    (base / "a").mkdir(parents=True)
+    sibling.mkdir()
+    (base / "out").symlink_to(sibling)
+    roots = real_roots(base)
+    for r in (None, roots):  # worked out per call, or once per result: the same answers
+        assert confined(base, "a", roots=r) == (base / "a").resolve()
+        assert confined(base, str(base / "a"), roots=r) == (base / "a").resolve()
+        assert confined(base, str(base), roots=r) == base.resolve()
+        assert confined(base, str(sibling), roots=r) is None  # "/…/res2" starts with "/…/res"
+        assert confined(base, "out", roots=r) is None  # a symlink leading out
+        assert confined(base, "../res2", roots=r) is None
+        assert confined(base, "a\x00b", roots=r) is None
+
+
+def test_string_walk_is_skipped_only_when_the_text_bounds_every_string(tmp_path):
+    from cutediff_tui.core.errors import CutediffError
+    from cutediff_tui.core.files import LIMITS
+    from cutediff_tui.core.validate import validate_result
+
+    doc = json.loads(SAMPLE.read_text())
+    doc["kernels"][0]["name"] = "k" * (LIMITS.string_chars + 1)
+    text = json.dumps(doc)
+    # the text is longer than the limit, so the walk runs and finds the string
+    for chars in (None, len(text)):
+        try:
+            validate_result(json.loads(text), "x", text_chars=chars)
+        except CutediffError as exc:
+            assert "characters at comparison.kernels[0].name" in exc.sentence()
+        else:
+            raise AssertionError("a string over the limit was let through")
+    # a text within the limit cannot hold a string over it: no walk (and the sample is sound)
+    assert validate_result(json.loads(SAMPLE.read_text()), text_chars=SAMPLE.stat().st_size)["kernels"]

@@ -220,9 +220,17 @@ def _live_columns(body: str) -> tuple[str, tuple | None]:
     k = body.find("// |")
     if k < 0:
         return body, None
-    cols = body[k + 4 :].split("|")
-    nums = [(cols[i].strip() if len(cols) > i else "") for i in range(4)]
-    return body[:k], tuple(int(n) if n.isdigit() else 0 for n in nums)
+    cols = body[k + 4 :].split("|", 4)
+    if len(cols) < 4:
+        cols += [""] * (4 - len(cols))
+    g, p, u, up = cols[0].strip(), cols[1].strip(), cols[2].strip(), cols[3].strip()
+    # spelled out (no generator): this runs for every instruction of a ``-lrm count`` listing
+    return body[:k], (
+        int(g) if g.isdigit() else 0,
+        int(p) if p.isdigit() else 0,
+        int(u) if u.isdigit() else 0,
+        int(up) if up.isdigit() else 0,
+    )
 
 
 def _clean_body(body: str) -> tuple[str, tuple, bool]:

@@ -126,7 +126,7 @@ def read_comparison(path: Path | str) -> dict[str, Any]:
             "Give a file written by cutediff compare --json.",
         ) from None
     # a file someone may have made by hand: figures checked, paths confined to its folder
-    validate_result(doc, str(path))
+    validate_result(doc, str(path), text_chars=len(data))
     out: dict[str, Any] = absolutize(doc, path.resolve().parent)
     return out
 

@@ -55,7 +55,7 @@ from ..messages import (
     ModelReady,
     ReportWritten,
 )
-from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, parse_jump
+from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, is_big, parse_jump
 from ..widgets.bars import ColumnHeader, PaneTitle, ViewBar
 from ..widgets.code_pane import CodePane
 from ..widgets.header import ComparisonHeader, side_label
@@ -302,7 +302,7 @@ class MainScreen(HunkNavigation, Screen[None]):
                         with Vertical(classes="side", id=f"side-{s}"):
                             yield PaneTitle(s, id=f"title-{s}")
                             yield ColumnHeader(id=f"columns-{s}")
-                            yield LiveBanner(s, id=f"live-{s}")
+                            # the watch banner (LiveBanner) is mounted here when it first has news
                             yield CodePane(s, id=f"pane-{s}").data_bind(
                                 cursor=MainScreen.cursor, normalised=MainScreen.normalised
                             )
@@ -321,7 +321,7 @@ class MainScreen(HunkNavigation, Screen[None]):
         self.watch(b, "scroll_x", lambda x: self._sync_scroll(a, x=x), init=False)
         self._check_size()
         for s, (state, text) in self.live_state.items():
-            self.query_one(f"#live-{s}", LiveBanner).show(state, text)
+            self._live(s, state, text)
         self._show_kernel()
 
     def on_resize(self) -> None:
@@ -443,8 +443,6 @@ class MainScreen(HunkNavigation, Screen[None]):
                 self.pane(s).set_model(None, f"Loading {VIEW_TITLES[self.view]}…")
             self._update_titles()
             self._update_status()
-            from ..big_listing import is_big
-
             if self.view == "sass" and is_big(self.kernel):
                 self.load_big_sass(self.kernel_index)
             else:
@@ -517,7 +515,18 @@ class MainScreen(HunkNavigation, Screen[None]):
 
     def _live(self, side: str, state: str, text: str) -> None:
         self.live_state[side] = (state, text)
-        self.query_one(f"#live-{side}", LiveBanner).show(state, text)
+        found = self.live_banner(side)
+        if found is not None:
+            found.show(state, text)
+        elif state:  # mounted on first use: a screen that is not watched does not carry two hidden banners
+            banner = LiveBanner(side, id=f"live-{side}")
+            banner.show(state, text)
+            self.query_one(f"#side-{side}", Vertical).mount(banner, before=f"#pane-{side}")
+
+    def live_banner(self, side: str) -> LiveBanner | None:
+        """Side ``side``'s watch banner, or None when the watch has not shown one on this screen."""
+        found = self.query(f"#live-{side}")
+        return found.only_one(LiveBanner) if found else None
 
     @on(LiveResult)
     async def live_result(self, message: LiveResult) -> None:
