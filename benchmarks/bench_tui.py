@@ -23,8 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "tui"))
-os.environ.setdefault("CUTEDIFF_CONFIG_DIR", tempfile.mkdtemp(prefix="cutediff-cfg-"))
-os.environ.setdefault("CUTEDIFF_CACHE_DIR", tempfile.mkdtemp(prefix="cutediff-cache-"))
+for _var, _prefix in (("CUTEDIFF_CONFIG_DIR", "cutediff-cfg-"), ("CUTEDIFF_CACHE_DIR", "cutediff-cache-")):
+    if _var not in os.environ:  # not setdefault: that would make a folder every import
+        os.environ[_var] = tempfile.mkdtemp(prefix=_prefix)
 
 from test_perf import big_model  # noqa: E402
 
