@@ -27,7 +27,7 @@ from .locking import file_lock, pid_alive
 from .paths import artifacts_dir
 from .recipes import RecipeInfo
 from .toolchain import Env
-from .trace import cache_decision
+from .trace import cache_decision, stamp
 
 BUILD_FORMAT = 1
 
@@ -312,6 +312,7 @@ def compile_build(
 ) -> Build:
     """Compile ``req`` in a worker (or take it from the cache)."""
     check_recipe_arch(req.recipe, req.profile.arch)
+    stamp("build: requested", side=side, lineinfo=req.lineinfo)
     key = req.key()
     root = artifacts_dir()
     try:
@@ -363,6 +364,7 @@ def _compile_locked(
                 build = load_cached(key)
                 assert build is not None
                 cache_decision(_what(req, side), key, "hit", "reused")
+                stamp("build: cache hit", side=side)
                 return build
             repaired = f"cache entry {key[:12]} was damaged ({problem}); rebuilt it"
             progress(repaired)
@@ -374,8 +376,10 @@ def _compile_locked(
         tmp.mkdir(parents=True)
         try:
             t0 = time.monotonic()
+            stamp("build: compiling", side=side)
             manifest = _run_worker(req, tmp, side=side, timeout=timeout, progress=progress, cancel=cancel)
             seconds = time.monotonic() - t0
+            stamp("build: worker done", side=side)
             manifest.update(
                 {
                     "key": key,
@@ -410,6 +414,7 @@ def _compile_locked(
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+    stamp("build: stored", side=side)
     return Build(key, path, manifest, False, seconds, repaired=repaired, kernels=_kernel_dirs(path))
 
 
@@ -441,6 +446,7 @@ def _run_worker(
     what = "line-info build" if req.lineinfo else "build"
 
     def on_event(ev: dict) -> None:
+        stamp(f"worker: {ev.get('event')} {ev.get('stage') or ''}".rstrip(), t=ev.get("t"), side=side)
         if ev.get("event") == "compile":
             progress(KernelCompiled(None, what, ev["index"] + 1, ev["callable"], ev["seconds"]))
         elif ev.get("event") == "stage" and ev.get("stage") == "import":

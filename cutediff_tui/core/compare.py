@@ -24,7 +24,7 @@ from .model import dumps as dump_comparison
 from .options import CompareOptions, SideOutcome, host_info
 from .paths import cache_dir
 from .toolchain import ToolchainSpec, create_env
-from .trace import cache_decision
+from .trace import cache_decision, stamp
 
 
 def run_side(
@@ -45,6 +45,7 @@ def run_side(
     try:
         env = create_env(spec, wheelhouse=opts.wheelhouse, progress=progress)
         out.env_seconds = time.monotonic() - t0
+        stamp("side: environment ready", side=side)
         out.env_name = env.name
         out.versions = env.versions()
 
@@ -116,7 +117,9 @@ def run_compare(
     compares); ``labels`` overrides the sides' labels and ``sources`` is recorded under
     ``recipe.sources``.
     """
+    stamp("compare: started")
     preflight(opts)
+    stamp("compare: preflight done")
     t0 = time.monotonic()
     cancel = cancel if cancel is not None else threading.Event()
     per_side = tuple(
@@ -125,7 +128,8 @@ def run_compare(
     pool = ThreadPoolExecutor(max_workers=2)
     try:
         futures = [
-            pool.submit(run_side, s, spec, o, progress, cancel) for s, spec, o in zip(SIDES, opts.specs, per_side)
+            pool.submit(_built_and_disassembled, s, spec, o, progress, cancel)
+            for s, spec, o in zip(SIDES, opts.specs, per_side)
         ]
         outcomes = [f.result() for f in futures]
     except BaseException:
@@ -135,6 +139,7 @@ def run_compare(
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+    stamp("compare: both sides built")
     for o, label in zip(outcomes, labels):
         if label:
             o.label = label
@@ -156,14 +161,29 @@ def run_compare(
         comparison = analyze(outcomes, opts, progress=progress)
         if sources:
             comparison["recipe"]["sources"] = sources
+        stamp("compare: analysed")
         if key:
             _store_comparison(key, comparison)
+            stamp("compare: comparison stored")
     comparison["timing"] = {
         "build_seconds": round(build_seconds, 3),
         "total_seconds": round(time.monotonic() - t0, 3),
         "from_cache": all(o.build is not None and o.build.from_cache for o in outcomes),
     }
     return comparison
+
+
+def _built_and_disassembled(
+    side: str, spec: ToolchainSpec, opts: CompareOptions, progress: Progress, cancel: threading.Event
+) -> SideOutcome:
+    """:func:`run_side`, then that side's disassembly at once: the side built first runs its
+    tools while the other side still compiles (the analysis reads the texts from the cache)."""
+    from .analysis_pipeline import disassemble_side
+
+    out = run_side(side, spec, opts, progress, cancel)
+    if not cancel.is_set():
+        disassemble_side(out)
+    return out
 
 
 def _comparison_key(outcomes: list[SideOutcome], opts: CompareOptions, version: str) -> str | None:

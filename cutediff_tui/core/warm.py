@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .trace import stamp
+
 __all__ = [
     "MIN_AVAILABLE_MB",
     "RSS_CAP_MB",
@@ -182,7 +184,9 @@ class WarmWorker:
                 continue
             if kind == "started":
                 job.pid = int(ev["pid"])
+                stamp("warm: child forked", t=ev.get("t"))
             elif kind == "exit":
+                stamp("warm: child exited", t=ev.get("t"))
                 job.rc = int(ev["rc"])
                 job.maxrss_kb = int(ev.get("maxrss_kb") or 0)
                 self.peak_child_kb = max(self.peak_child_kb, job.maxrss_kb)
