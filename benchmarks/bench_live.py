@@ -179,6 +179,40 @@ def stage_edit(rounds: int, baseline: Path | None, kind: str) -> dict:
     return out
 
 
+def stage_sweep(rounds: int, baseline: Path | None) -> dict:
+    """A 4-cell parameter sweep of the sample recipe on one toolchain (``--param vec=1,2,4,8``,
+    every cell compiled: ``--no-cache``), wall time of the whole command; with ``baseline`` the
+    same command on that checkout, interleaved (A B B A ...)."""
+    import subprocess
+
+    trees = {"new": ROOT} | ({"base": baseline.resolve()} if baseline else {})
+    args = ["sweep", "4.8.0", *PINS, "--kernel", str(SAMPLE), "--arch", "sm_90a", "--param", "vec=1,2,4,8"]
+    args += ["--no-cache", "--jobs", "2", "-q", "--json", os.devnull]
+    out: dict = {"command": "cutediff " + " ".join(args), "trees": {k: str(v) for k, v in trees.items()}}
+    order = list(trees)
+    for r in range(rounds):
+        for name in order if r % 2 == 0 else order[::-1]:
+            env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(TEST_CACHE), PYTHONPATH=str(trees[name]))
+            before = load()
+            t0 = time.perf_counter()
+            proc = subprocess.run(  # cwd: `python -m` puts it before PYTHONPATH
+                [sys.executable, "-m", "cutediff_tui.cli", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=trees[name],
+            )
+            wall = time.perf_counter() - t0
+            if proc.returncode != 0:
+                raise SystemExit(f"{name}: cutediff {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
+            out.setdefault(name, []).append(round(wall, 2))
+            out.setdefault(f"{name}_load", []).append(before)
+            print(f"{name} round {r}: {wall:.1f} s, load {before}", flush=True)
+    if "base" in trees:
+        out["ratio_new_to_base"] = statistics.median(n / b for n, b in zip(out["new"], out["base"]))
+    return out
+
+
 def stage_memory() -> dict:
     """RSS of a warm server after its imports and after an FA4 forward compile (fresh build), and
     the peak of the compile child."""
@@ -280,6 +314,8 @@ def main() -> None:
         t0 = time.perf_counter()
         if stage == "edit":
             r = stage_edit(args.rounds, args.baseline, args.edit)
+        elif stage == "sweep":
+            r = stage_sweep(args.rounds, args.baseline)
         elif stage == "memory":
             r = stage_memory()
         elif stage == "cold":

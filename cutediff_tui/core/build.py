@@ -593,12 +593,18 @@ def _run_warm(
     for attempt in (1, 2):
         (out / "request.json").write_text(json.dumps(request, indent=1))
         w = pool.worker(warm_key(req.env, req.lineinfo), req.env.spec.executable, init, env)
+        server = w
+        # the server may still be importing: wait for it, but give way to a cancel (Ctrl-C)
+        deadline = time.monotonic() + warm.READY_TIMEOUT
+        while not w.ready.wait(0.2) and time.monotonic() < deadline:
+            if cancel is not None and cancel.is_set():
+                raise CompileError(f"Side {side}: the compile was cancelled.", "Nothing was cached.")
         try:
-            job = w.submit(out / "request.json", on_event)
+            job = w.submit(out / "request.json", on_event) if w.ready.is_set() else None
         except warm.WarmDied:
             job = None
         if job is not None:
-            running, server = job, w
+            running = job
             _wait(job.done.wait, lambda: server.cancel(running), side=side, timeout=timeout, cancel=cancel)
             pool.after_compile(w)
             if not job.died and (job.rc is None or job.rc >= 0):

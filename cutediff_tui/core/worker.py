@@ -329,6 +329,7 @@ def run(request: dict, *, warm: bool = False) -> int:
         "dsl_version": dsl_version,
         "arch": arch,
         "lineinfo": bool(request.get("lineinfo")),
+        "warm": warm,  # compiled in a child of a warm server (DSL imported once), not a one-shot worker
         "remarks_enabled": remarks,
         "env": env,
         "python": sys.version.split()[0],
