@@ -37,8 +37,9 @@ def run_side(
     """Environment and builds for one side; errors are kept, not raised.
 
     With line info the line-info build comes first (everything is shown from it); the plain
-    build follows only to confirm its resource figures (``opts.plain_check``); without that
-    check the line-info build stands for both."""
+    build only confirms its resource figures (``opts.plain_check``): after it, or beside it
+    where :func:`plain_beside` finds the cores; without that check the line-info build stands
+    for both."""
     out = SideOutcome(spec=spec, params=dict(opts.params))
     t0 = time.monotonic()
     progress = for_side(progress, side)  # type: ignore[arg-type]
@@ -55,7 +56,13 @@ def run_side(
                 req, side=side.upper(), use_cache=opts.use_cache, timeout=opts.timeout, progress=progress, cancel=cancel
             )
 
-        if opts.lineinfo:
+        if opts.lineinfo and opts.plain_check and plain_beside():
+            # cores to spare: the confirming plain build runs beside the line-info build
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cutediff-plain") as beside:
+                plain = beside.submit(build, False)
+                out.lineinfo_build = build(True)
+                out.build = plain.result()
+        elif opts.lineinfo:
             out.lineinfo_build = build(True)
             out.build = build(False) if opts.plain_check else out.lineinfo_build
         else:
@@ -65,6 +72,19 @@ def run_side(
         out.error_log = getattr(exc, "log", "") or ""
     out.seconds = time.monotonic() - t0
     return out
+
+
+#: Compiles a compare with the plain check runs at once when the plain build goes beside the
+#: line-info build: two per side.
+BESIDE_JOBS = 4
+
+
+def plain_beside() -> bool:
+    """Whether this machine has the cores (and memory) for both builds of both sides at once
+    (:func:`~.warm.compile_slots`: one compile per core, fewer when memory is short)."""
+    from .warm import compile_slots
+
+    return compile_slots() >= BESIDE_JOBS
 
 
 def preflight(opts: CompareOptions) -> None:

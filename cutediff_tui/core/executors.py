@@ -21,20 +21,13 @@ from typing import Any
 
 from .errors import CutediffError
 from .probe import Probe, run_probe
-
-#: Memory one FA4-sized compile worker may take at its peak (measured ~1.6 GB; kept with room).
-COMPILE_MEMORY_BYTES = 3 * 1024**3
+from .warm import compile_slots
 
 
 def default_jobs() -> int:
-    """Parallel probes this machine can take: one per core, fewer when memory is short."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        by_mem = max(1, avail // COMPILE_MEMORY_BYTES)
-    except (ValueError, OSError, AttributeError):
-        by_mem = cpus
-    return max(1, min(cpus, by_mem))
+    """Parallel probes this machine can take: one per core, fewer when memory is short
+    (:func:`.warm.compile_slots`)."""
+    return compile_slots()
 
 
 def _failed(probe: Probe, exc: BaseException) -> dict:

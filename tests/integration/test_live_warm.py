@@ -129,3 +129,26 @@ def test_a_compare_disassembles_each_side_as_soon_as_it_is_built(own_cache, tmp_
     assert sorted(tools) == sorted(["sass", "res", "lrm", "sass_g", "res"] * 2), tools
     k = comparison["kernels"][0]
     assert [k[s]["lineinfo"]["perturbed"] for s in "ab"] == [False, False], [k[s]["lineinfo"] for s in "ab"]
+
+
+def test_with_cores_to_spare_the_plain_check_build_runs_beside_the_line_info_build(
+    own_cache, tmp_path, stamps, monkeypatch
+):
+    from cutediff_tui.core import compare
+    from cutediff_tui.core.options import compare_options
+
+    monkeypatch.setattr(compare, "BESIDE_JOBS", 1)  # as on a machine with cores for four compiles
+    assert compare.plain_beside()
+    rec = tmp_path / "beside_add.py"
+    rec.write_text(SAMPLE.read_text())
+    opts = compare_options("4.5.1", "4.8.0", {"kernel": str(rec), "arch": "sm_90a", "with_": PIN_LIST})
+    comparison = compare.run_compare(opts)
+    for side in "AB":
+        mine = [s for s in stamps if s.startswith("build: ") and s.endswith(f" {side}")]
+        # both builds of the side were compiling before either was stored
+        assert mine.count(f"build: compiling {side}") == 2, mine
+        first_stored = mine.index(f"build: stored {side}")
+        assert mine[:first_stored].count(f"build: compiling {side}") == 2, mine
+    k = comparison["kernels"][0]
+    assert [k[s]["lineinfo"]["perturbed"] for s in "ab"] == [False, False]
+    assert all(comparison["sides"][s]["build_key"] != comparison["sides"][s]["lineinfo_key"] for s in "ab")
