@@ -1,10 +1,16 @@
 """The live edit loop (issue 19): edit-to-screen under watch, warm-worker memory, the cold FA4
-compare at one build per side, and whether line info changes the resource figures.
+compare at one build per side, whether line info changes the resource figures, and a parameter
+sweep on warm workers.
 
-    .venv/bin/python benchmarks/bench_live.py [--stages edit,memory,cold,lineinfo] [--rounds 3]
+    .venv/bin/python benchmarks/bench_live.py [--stages edit,memory,cold,lineinfo,sweep] [--rounds 3]
+        [--baseline OTHER_CHECKOUT] [--edit kernel|comment]
 
 Every figure is a ratio against a reference measured in the same run (the machine is shared:
-the load average is recorded with each stage). Writes benchmarks/results/live.json.
+the load average is recorded with each stage). ``--baseline`` runs stages edit and sweep on
+another checkout of cutediff too (e.g. ``git archive main | tar -x -C /tmp/base``), interleaved
+with this one. Stage edit records, per save, the timing stamps of :mod:`cutediff_tui.core.trace`
+(seconds after the save: change seen, child forked, compiled, each tool, analysed, painted).
+Writes benchmarks/results/live.json.
 """
 
 from __future__ import annotations
@@ -297,7 +303,7 @@ def stage_lineinfo(versions: list[str]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--stages", default="edit,memory,cold,lineinfo")
+    ap.add_argument("--stages", default="edit,memory,cold,lineinfo,sweep")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--versions", default="4.3.5,4.4.2,4.5.1,4.5.2,4.5.3,4.6.0,4.6.1,4.6.3,4.7.0,4.7.1,4.8.0")
     ap.add_argument("--baseline", type=Path, help="stage edit: another checkout of cutediff to interleave with")
@@ -326,6 +332,8 @@ def main() -> None:
         else:
             raise SystemExit(f"unknown stage {stage}")
         r["stage_seconds"] = round(time.perf_counter() - t0, 1)
+        if stage == "edit" and args.edit == "comment":
+            stage = "edit_comment"
         results[stage] = r
         print(stage, json.dumps(r, indent=1, default=str), flush=True)
         path.write_text(json.dumps(results, indent=1, default=str))
