@@ -608,6 +608,10 @@ def _run_warm(
             _wait(job.done.wait, lambda: server.cancel(running), side=side, timeout=timeout, cancel=cancel)
             pool.after_compile(w)
             if not job.died and (job.rc is None or job.rc >= 0):
+                if job.rc and _not_reusable(out):  # an old DSL: compile it in a fresh worker
+                    progress(f"DSL {req.env.spec.dsl} cannot be reused by a warm worker; compiling in a fresh one")
+                    _clear_attempt(out)
+                    return _run_cold(req, out, request, env, on_event, side=side, timeout=timeout, cancel=cancel)
                 return int(job.rc if job.rc is not None else 3)
         why = (
             "the warm compile worker died"
@@ -621,11 +625,26 @@ def _run_warm(
                 (out / "compile.log").read_text(errors="replace") if (out / "compile.log").is_file() else "",
             )
         progress(f"{why}; starting a fresh one and compiling again")
-        for name in ("compile.log", "error.json", "manifest.json"):
-            (out / name).unlink(missing_ok=True)
-        shutil.rmtree(out / "kernels", ignore_errors=True)
-        shutil.rmtree(out / "dump", ignore_errors=True)
+        _clear_attempt(out)
     raise AssertionError("unreachable")
+
+
+#: What a warm child reports for a DSL whose settings cannot be re-read after its import
+#: (:func:`cutediff_tui.core.worker.refresh_dsl_env`).
+NOT_REUSABLE = "cannot be reused by a warm worker"
+
+
+def _not_reusable(out: Path) -> bool:
+    err = _read_json(out / "error.json")
+    return err is not None and NOT_REUSABLE in str(err.get("message", ""))
+
+
+def _clear_attempt(out: Path) -> None:
+    """Remove what a failed compile attempt wrote into ``out`` (before the next attempt)."""
+    for name in ("compile.log", "error.json", "manifest.json"):
+        (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / "kernels", ignore_errors=True)
+    shutil.rmtree(out / "dump", ignore_errors=True)
 
 
 def _signal_name(rc: int | None) -> str:

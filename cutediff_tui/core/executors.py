@@ -24,6 +24,12 @@ from .probe import Probe, run_probe
 from .warm import compile_slots
 
 
+def shares_a_toolchain(probes: list[Probe]) -> bool:
+    """Whether two probes build with the same toolchain (then a warm worker pays off)."""
+    keys = [(p.side, tuple(p.pins), p.cuda, p.python, p.wheelhouse) for p in probes]
+    return len(set(keys)) < len(keys)
+
+
 def default_jobs() -> int:
     """Parallel probes this machine can take: one per core, fewer when memory is short
     (:func:`.warm.compile_slots`)."""
@@ -49,10 +55,12 @@ def _failed(probe: Probe, exc: BaseException) -> dict:
 class LocalExecutor:
     """Probes on this machine, ``jobs`` at a time.
 
-    Probes of :func:`~.probe.run_probe` build on warm workers (:mod:`.warm`): threads of this
-    process hand each compile to the warm server of its toolchain, which imported torch and the
-    DSL once and forks a child per compile, so a sweep over parameters pays the imports once per
-    toolchain instead of once per cell. A compile child that dies takes its cell only (the warm
+    Probes of :func:`~.probe.run_probe` of which two or more share a toolchain (a sweep over
+    parameters) build on warm workers (:mod:`.warm`): threads of this process hand each compile
+    to the warm server of its toolchain, which imported torch and the DSL once and forks a child
+    per compile, so the imports are paid once per toolchain instead of once per cell. Probes of
+    as many toolchains as there are probes (bisect rounds) gain nothing from a warm server and
+    keep the process pool below. A compile child that dies takes its cell only (the warm
     worker is replaced and the compile retried once, by :mod:`.build`); Ctrl-C cancels the
     compiles in flight and stops the servers. ``warm_started`` counts the servers a run started.
 
@@ -92,7 +100,7 @@ class LocalExecutor:
         import multiprocessing
         from concurrent.futures.process import BrokenProcessPool
 
-        if self.warm:
+        if self.warm and shares_a_toolchain(probes):
             yield from self._map_warm(probes)
             return
         if self.jobs == 1 or len(probes) == 1:
