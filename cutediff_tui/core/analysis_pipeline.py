@@ -189,7 +189,10 @@ def _by_cubin(cubin: Path) -> Path | None:
         digest = hashlib.sha256(read_bounded(cubin)).hexdigest()[:32]
     except (OSError, CutediffError):
         return None
-    return cache_dir() / "disasm" / "cubin" / digest
+    entry = cache_dir() / "disasm" / "cubin" / digest
+    if entry.is_symlink() or entry.parent.is_symlink():  # planted: neither read nor written through
+        return None
+    return entry
 
 
 def _read_shared(entry: Path | None, names: list[str]) -> dict[str, str]:

@@ -93,3 +93,13 @@ def test_a_changed_shared_entry_is_not_trusted(tmp_path, monkeypatch, stamps):
     assert again == first
     assert "tool: lrm started" in [n for n, _, _ in stamps]
     assert (shared[0] / "lrm.txt").read_text() == first["lrm"]  # made again, with a new record
+
+
+def test_a_planted_link_in_place_of_the_shared_entry_is_neither_read_nor_written(tmp_path, monkeypatch, stamps):
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "cache" / "disasm").mkdir(parents=True)
+    (tmp_path / "cache" / "disasm" / "cubin").symlink_to(elsewhere, target_is_directory=True)
+    texts = kernel_texts(CUBIN, text_cache_dir("build-one", "000"), live=True)
+    assert texts["lrm"] and not any(elsewhere.iterdir())
