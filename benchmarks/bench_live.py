@@ -1,10 +1,16 @@
 """The live edit loop (issue 19): edit-to-screen under watch, warm-worker memory, the cold FA4
-compare at one build per side, and whether line info changes the resource figures.
+compare at one build per side, whether line info changes the resource figures, and a parameter
+sweep on warm workers.
 
-    .venv/bin/python benchmarks/bench_live.py [--stages edit,memory,cold,lineinfo] [--rounds 3]
+    .venv/bin/python benchmarks/bench_live.py [--stages edit,memory,cold,lineinfo,sweep] [--rounds 3]
+        [--baseline OTHER_CHECKOUT] [--edit kernel|comment]
 
 Every figure is a ratio against a reference measured in the same run (the machine is shared:
-the load average is recorded with each stage). Writes benchmarks/results/live.json.
+the load average is recorded with each stage). ``--baseline`` runs stages edit and sweep on
+another checkout of cutediff too (e.g. ``git archive main | tar -x -C /tmp/base``), interleaved
+with this one. Stage edit records, per save, the timing stamps of :mod:`cutediff_tui.core.trace`
+(seconds after the save: change seen, child forked, compiled, each tool, analysed, painted).
+Writes benchmarks/results/live.json.
 """
 
 from __future__ import annotations
@@ -33,15 +39,43 @@ def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def stage_edit(rounds: int) -> dict:
-    """Save → refreshed pane in the TUI watching the sample recipe (warm workers), against the
-    compile time of that round and the same recompile through one-shot workers (today's path)."""
+#: The line of the sample recipe an edit of kind "kernel" rewrites (a new constant each round,
+#: so the kernel and its cubin change and every tool has to run again).
+KERNEL_LINE = "            gC[row, col] = gA[row, col] + gB[row, col]\n"
+
+
+def edited(src: str, kind: str, n: int) -> str:
+    """The sample recipe after edit ``n`` of ``kind``: "kernel" changes the kernel's code (a
+    constant), "comment" appends a comment (the kernel and, often, its cubin stay the same)."""
+    if kind == "comment":
+        return src + f"\n# edit {n} {random.random()}\n"
+    assert KERNEL_LINE in src
+    return src.replace(KERNEL_LINE, KERNEL_LINE.rstrip("\n") + f" * {1 + (n + 1) / 1024!r}\n")
+
+
+def edit_driver(kind: str) -> None:
+    """One tree's side of stage ``edit`` (run with that tree first on PYTHONPATH): a TUI watching
+    its own copy of the sample recipe on warm workers; each ``round N`` line on stdin saves edit
+    N and answers one JSON line: save → refreshed pane, that round's compile, the timing stamps."""
+    import logging
+
+    from textual.css.query import NoMatches
+
     from cutediff_tui.core import warm
     from cutediff_tui.core.options import compare_options
     from cutediff_tui.core.recipes.sources import plan_sources, run_compare_plan
     from cutediff_tui.ui.app import CutediffApp
     from cutediff_tui.ui.live import LiveBanner, WatchSpec
 
+    stamps: list[tuple[str, float, dict]] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            stamps.append((record.getMessage(), getattr(record, "t", 0.0), getattr(record, "facts", {})))
+
+    timing = logging.getLogger("cutediff.timing")  # absent before the stamps existed: no stamps then
+    timing.addHandler(Collect(logging.DEBUG))
+    timing.setLevel(logging.DEBUG)
     os.environ["CUTEDIFF_CACHE_DIR"] = str(TEST_CACHE)
     folder = Path(tempfile.mkdtemp(prefix="cutediff-live-"))
     rec = folder / "live_add.py"
@@ -50,43 +84,138 @@ def stage_edit(rounds: int) -> dict:
     kw = {"kernel": str(rec), "arch": "sm_90a", "with_": PIN_LIST}
     opts = compare_options("4.5.1", "4.8.0", kw)
     plan = plan_sources(opts.recipe)
-    out: dict = {"screen": [], "compile": [], "cold": [], "load": []}
 
     async def run() -> None:
-        with warm.session():
+        with warm.session() as pool:
             first = run_compare_plan(opts, plan)
             app = CutediffApp(first, versions=[], installed=set(), gpu_probe=None, watch=WatchSpec(opts, plan, {}))
             async with app.run_test(size=(120, 36)) as pilot:
                 screen = app.screen
-                await asyncio.sleep(20)  # the warm workers start (prewarm)
-                for _ in range(rounds):
+                t_wait = time.monotonic()
+                while len(pool.workers) < 2 or not all(w.ready.is_set() for w in pool.workers.values()):
+                    await asyncio.sleep(0.1)  # the warm workers start (prewarm)
+                    if time.monotonic() - t_wait > 300:
+                        raise SystemExit("the warm workers did not start within 300 s")
+                print(json.dumps({"ready": round(time.monotonic() - t_wait, 2)}), flush=True)
+                while line := await asyncio.to_thread(sys.stdin.readline):
+                    n = int(line.split()[1])
                     shown = screen.comparison
-                    out["load"].append(load())
-                    rec.write_text(src + f"\n# {random.random()}\n")
-                    t0 = time.perf_counter()
+                    stamps.clear()
+                    before = load()
+                    t0 = time.monotonic()
+                    rec.write_text(edited(src, kind, n))
                     while True:
-                        await asyncio.sleep(0.02)
-                        banners = [screen.query_one(f"#live-{s}", LiveBanner).state for s in "ab"]
+                        await asyncio.sleep(0.01)
+                        try:
+                            banners = [screen.query_one(f"#live-{s}", LiveBanner).state for s in "ab"]
+                        except NoMatches:  # the screen is being recomposed
+                            continue
                         if screen.comparison is not shown and screen.model is not None and banners == ["", ""]:
                             break
-                        if time.perf_counter() - t0 > 300:
+                        if time.monotonic() - t0 > 300:
                             raise SystemExit("no refresh within 300 s")
                     await pilot.pause()
-                    out["screen"].append(time.perf_counter() - t0)
+                    screen_s = time.monotonic() - t0
                     sides = screen.comparison["sides"]
-                    out["compile"].append(max(float(sides[s]["compile_seconds"] or 0) for s in "ab"))
-                    # today's path for the same kind of edit: one-shot workers, plain + line-info builds
-                    rec_cold = folder / "cold_add.py"
-                    rec_cold.write_text(src + f"\n# {random.random()}\n")
-                    cold_opts = compare_options("4.5.1", "4.8.0", {**kw, "kernel": str(rec_cold)})
-                    os.environ["CUTEDIFF_WARM"] = "0"  # the one-shot path for this one call
-                    t1 = time.perf_counter()
-                    await asyncio.to_thread(run_compare_plan, cold_opts, plan_sources(cold_opts.recipe))
-                    out["cold"].append(time.perf_counter() - t1)
-                    os.environ.pop("CUTEDIFF_WARM")
+                    errors = [sides[s].get("error") for s in "ab" if sides[s].get("error")]
+                    out = {
+                        "screen": screen_s,
+                        "compile": max(float(sides[s]["compile_seconds"] or 0) for s in "ab"),
+                        "load": before,
+                        "errors": errors,
+                        "stamps": [[name, round(t - t0, 4), facts] for name, t, facts in stamps],
+                    }
+                    print(json.dumps(out, default=str), flush=True)
 
     asyncio.run(run())
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def stage_edit(rounds: int, baseline: Path | None, kind: str) -> dict:
+    """Save → refreshed pane in the TUI watching the sample recipe (warm workers), against the
+    compile time of that round; with ``baseline`` (another checkout of cutediff) the same rounds
+    on that tree, interleaved (A B B A ...), each tree in its own driver process."""
+    import subprocess
+
+    trees = {"new": ROOT} | ({"base": baseline.resolve()} if baseline else {})
+    procs = {}
+    for name, tree in trees.items():
+        env = dict(os.environ, PYTHONPATH=str(tree))
+        procs[name] = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--edit-driver", "--edit", kind],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+    out: dict = {"kind": kind, "trees": {k: str(v) for k, v in trees.items()}}
+    try:
+        for name, proc in procs.items():
+            assert proc.stdout is not None
+            ready = proc.stdout.readline()
+            if not ready:
+                raise SystemExit(f"the {name} driver ended before it was ready")
+            out.setdefault("ready", {})[name] = json.loads(ready)["ready"]
+        order = list(procs)
+        for r in range(rounds):
+            for name in order if r % 2 == 0 else order[::-1]:
+                proc = procs[name]
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(f"round {r}\n")
+                proc.stdin.flush()
+                res = json.loads(proc.stdout.readline())
+                out.setdefault(name, []).append(res)
+                print(
+                    f"{name} round {r}: screen {res['screen']:.2f} s, compile {res['compile']:.2f} s, load {res['load']}",
+                    flush=True,
+                )
+    finally:
+        for proc in procs.values():
+            if proc.stdin:
+                proc.stdin.close()
+        for proc in procs.values():
+            proc.wait(timeout=120)
+    for name in procs:
+        rows = out[name]
+        out[f"{name}_screen"] = [round(x["screen"], 3) for x in rows]
+        out[f"{name}_compile"] = [round(x["compile"], 3) for x in rows]
+        out[f"{name}_over_compile"] = [round(x["screen"] - x["compile"], 3) for x in rows]
+    if "base" in procs:
+        out["ratio_new_to_base"] = statistics.median(n / b for n, b in zip(out["new_screen"], out["base_screen"]))
+    return out
+
+
+def stage_sweep(rounds: int, baseline: Path | None) -> dict:
+    """A 4-cell parameter sweep of the sample recipe on one toolchain (``--param vec=1,2,4,8``,
+    every cell compiled: ``--no-cache``), wall time of the whole command; with ``baseline`` the
+    same command on that checkout, interleaved (A B B A ...)."""
+    import subprocess
+
+    trees = {"new": ROOT} | ({"base": baseline.resolve()} if baseline else {})
+    args = ["sweep", "4.8.0", *PINS, "--kernel", str(SAMPLE), "--arch", "sm_90a", "--param", "vec=1,2,4,8"]
+    args += ["--no-cache", "--jobs", "2", "-q", "--json", os.devnull]
+    out: dict = {"command": "cutediff " + " ".join(args), "trees": {k: str(v) for k, v in trees.items()}}
+    order = list(trees)
+    for r in range(rounds):
+        for name in order if r % 2 == 0 else order[::-1]:
+            env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(TEST_CACHE), PYTHONPATH=str(trees[name]))
+            before = load()
+            t0 = time.perf_counter()
+            proc = subprocess.run(  # cwd: `python -m` puts it before PYTHONPATH
+                [sys.executable, "-m", "cutediff_tui.cli", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=trees[name],
+            )
+            wall = time.perf_counter() - t0
+            if proc.returncode != 0:
+                raise SystemExit(f"{name}: cutediff {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
+            out.setdefault(name, []).append(round(wall, 2))
+            out.setdefault(f"{name}_load", []).append(before)
+            print(f"{name} round {r}: {wall:.1f} s, load {before}", flush=True)
+    if "base" in trees:
+        out["ratio_new_to_base"] = statistics.median(n / b for n, b in zip(out["new"], out["base"]))
     return out
 
 
@@ -174,18 +303,25 @@ def stage_lineinfo(versions: list[str]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--stages", default="edit,memory,cold,lineinfo")
+    ap.add_argument("--stages", default="edit,memory,cold,lineinfo,sweep")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--versions", default="4.3.5,4.4.2,4.5.1,4.5.2,4.5.3,4.6.0,4.6.1,4.6.3,4.7.0,4.7.1,4.8.0")
+    ap.add_argument("--baseline", type=Path, help="stage edit: another checkout of cutediff to interleave with")
+    ap.add_argument(
+        "--edit", choices=("kernel", "comment"), default="kernel", help="stage edit: what each save changes"
+    )
+    ap.add_argument("--edit-driver", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.edit_driver:
+        return edit_driver(args.edit)
     path = ROOT / "benchmarks" / "results" / "live.json"
     results = json.loads(path.read_text()) if path.is_file() else {}
     for stage in args.stages.split(","):
         t0 = time.perf_counter()
         if stage == "edit":
-            r = stage_edit(args.rounds)
-            r["ratio_screen_to_compile"] = statistics.median(s / c for s, c in zip(r["screen"], r["compile"]))
-            r["ratio_screen_to_cold"] = statistics.median(s / c for s, c in zip(r["screen"], r["cold"]))
+            r = stage_edit(args.rounds, args.baseline, args.edit)
+        elif stage == "sweep":
+            r = stage_sweep(args.rounds, args.baseline)
         elif stage == "memory":
             r = stage_memory()
         elif stage == "cold":
@@ -196,6 +332,8 @@ def main() -> None:
         else:
             raise SystemExit(f"unknown stage {stage}")
         r["stage_seconds"] = round(time.perf_counter() - t0, 1)
+        if stage == "edit" and args.edit == "comment":
+            stage = "edit_comment"
         results[stage] = r
         print(stage, json.dumps(r, indent=1, default=str), flush=True)
         path.write_text(json.dumps(results, indent=1, default=str))

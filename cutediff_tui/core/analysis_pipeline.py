@@ -42,6 +42,7 @@ from .model.types import SIDES
 from .naming import kernel_class, unique_names
 from .paths import cache_dir
 from .remarks import parse_remarks, short_path
+from .trace import stamp
 
 if TYPE_CHECKING:
     from .build import Build
@@ -136,8 +137,8 @@ def _kernel_texts(
                 repairs.append(note)
             shutil.rmtree(cache, ignore_errors=True)
     out: dict[str, str] = {}
-    wrote = False
-    for name, kw in wanted.items():
+    missing: list[str] = []
+    for name in wanted:
         path = cache / f"{name}.txt" if cache else None
         if path is not None and path.is_file():
             out[name] = read_bounded(path).decode(errors="replace")
@@ -146,21 +147,31 @@ def _kernel_texts(
         if gz is not None and gz.is_file():
             out[name] = read_bounded(gz).decode(errors="replace")
             continue
-        try:
-            text = _run_tool_for(name, cubin, kw)
-        except CutediffError as exc:
-            listing = out.get("sass") or out.get("sass_g")
+        missing.append(name)
+    shared = _by_cubin(cubin) if managed and missing else None
+    made = _read_shared(shared, missing) if shared is not None else {}
+    out.update(made)
+    ran: list[tuple[str, str]] = []
+    for name, result in _run_tools(cubin, [(n, wanted[n]) for n in missing if n not in made]):
+        if isinstance(result, CutediffError):
+            listing = out.get("sass") or out.get("sass_g") or dict(ran).get("sass") or dict(ran).get("sass_g")
             if name != "lrm" or listing is None:
-                raise
+                raise result
             # nvdisasm reads some cubins (Triton's, DSL 4.3's) only in its "old format", and then
             # refuses data-flow analysis: keep the listing, without live-register counts
-            out["lrm_failed"] = re.sub(r"\s+", " ", str(exc).split(": ", 1)[-1])[:160].rstrip(". ")
+            out["lrm_failed"] = re.sub(r"\s+", " ", str(result).split(": ", 1)[-1])[:160].rstrip(". ")
             out[name] = listing
             continue
+        ran.append((name, result))
+    if shared is not None and ran:
+        _add_shared(shared, ran)
+    wrote = False
+    for name, text in [*made.items(), *ran]:
         out[name] = text
-        if path is not None:
-            atomic_write(path, text)
+        if cache is not None:
+            atomic_write(cache / f"{name}.txt", text)
             wrote = True
+    out = {**{name: out[name] for name in wanted}, **{k: v for k, v in out.items() if k not in wanted}}
     if managed and wrote and cache is not None:
         from .cache_admin import write_record
 
@@ -168,11 +179,82 @@ def _kernel_texts(
     return out
 
 
+def _by_cubin(cubin: Path) -> Path | None:
+    """The disassembly entry of a cubin with these bytes, whichever build made it
+    (``disasm/cubin/SHA``): an edit that leaves a kernel's code alone (a comment, host code, the
+    other side's source) gets its texts without running the tools again."""
+    import hashlib
+
+    try:
+        digest = hashlib.sha256(read_bounded(cubin)).hexdigest()[:32]
+    except (OSError, CutediffError):
+        return None
+    entry = cache_dir() / "disasm" / "cubin" / digest
+    if entry.is_symlink() or entry.parent.is_symlink():  # planted: neither read nor written through
+        return None
+    return entry
+
+
+def _read_shared(entry: Path | None, names: list[str]) -> dict[str, str]:
+    """The texts among ``names`` that the shared entry holds, when its hash record vouches for
+    them (a half-written or changed entry is a miss; the writer's lock sorts it out)."""
+    from .cache_admin import verify_record
+
+    if entry is None or not entry.is_dir() or verify_record(entry) is not None:
+        return {}
+    out = {}
+    for name in names:
+        path = entry / f"{name}.txt"
+        if path.is_file():
+            out[name] = read_bounded(path).decode(errors="replace")
+    return out
+
+
+def _add_shared(entry: Path, texts: list[tuple[str, str]]) -> None:
+    """Add tool texts to the shared entry of their cubin (under its lock, with a new record)."""
+    from .cache_admin import clean_stale_temps, verify_record, write_record
+    from .locking import file_lock
+
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with file_lock(entry.parent / f".{entry.name}.lock"):
+            if entry.is_dir():
+                clean_stale_temps(entry)
+                if any(entry.iterdir()) and verify_record(entry) is not None:
+                    shutil.rmtree(entry, ignore_errors=True)
+            for name, text in texts:
+                atomic_write(entry / f"{name}.txt", text)
+            write_record(entry)
+    except OSError:
+        pass  # only a shortcut for later: the build's own entry holds the texts
+
+
+def _run_tools(cubin: Path, todo: list[tuple[str, dict[str, Any] | None]]) -> list[tuple[str, str | CutediffError]]:
+    """Run the tools of one cubin at once (each is a subprocess, mostly nvdisasm's own start-up:
+    ~0.4 s of CPU even for a tiny cubin); each text, or the sentence of its tool's failure, comes
+    back in ``todo``'s order (so the caller raises the first failure in that order)."""
+
+    def one(name: str, kw: dict[str, Any] | None) -> str | CutediffError:
+        try:
+            return _run_tool_for(name, cubin, kw)
+        except CutediffError as exc:
+            return exc
+
+    if len(todo) <= 1:
+        return [(name, one(name, kw)) for name, kw in todo]
+    with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="cutediff-tool") as pool:
+        futures = [(name, pool.submit(one, name, kw)) for name, kw in todo]
+        return [(name, fut.result()) for name, fut in futures]
+
+
 def _run_tool_for(name: str, cubin: Path, kw: dict[str, Any] | None) -> str:
+    stamp(f"tool: {name} started", cubin=str(cubin))
     try:
         return tools.resource_usage(cubin) if name == "res" else tools.disassemble(cubin, **(kw or {}))
     except tools.ToolFailed as exc:
         raise _tool_failure("cuobjdump" if name == "res" else "nvdisasm", cubin, exc) from None
+    finally:
+        stamp(f"tool: {name} done", cubin=str(cubin))
 
 
 def _tool_failure(tool: str, cubin: Path, exc: CutediffError) -> CutediffError:
@@ -261,7 +343,7 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
         li_listing, li_res = parse_sass(texts["sass_g"]), texts["res"]
     elif li_kdir is not None and li_build is not None and (li_kdir / "kernel.cubin").is_file():
         li_texts = kernel_texts(
-            li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True, repairs=repairs
+            li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True, repairs=repairs, plain=False
         )
         li_listing = parse_sass(li_texts["sass_g"])
         li_res = li_texts["res"]
@@ -395,6 +477,41 @@ def _plain(obj: Any) -> Any:
 # ---------------------------------------------------------------- the comparison
 
 
+def disassemble_side(outcome: SideOutcome) -> None:
+    """Run the tools of a freshly built side now, into the disassembly cache, exactly as
+    :func:`side_kernel` will ask for them (``run_compare`` calls this as soon as the side is built,
+    while the other side may still compile; the analysis then reads the texts). Only entries not
+    made yet are touched, so a repair note is never taken from the analysis; failures are left
+    for the analysis to report."""
+    build, li = outcome.build, outcome.lineinfo_build
+    if build is None or outcome.error or (build.from_cache and (li is None or li.from_cache)):
+        return
+    li_dirs = {p.name: p for p in li.kernels} if li else {}
+    calls: list[tuple[Path, Path, dict[str, bool]]] = []
+    for kdir in build.kernels:
+        index = kdir.name
+        if li is build:
+            calls.append((kdir, text_cache_dir(build.key, index), dict(line_info=True, live=True, plain=False)))
+            continue
+        calls.append((kdir, text_cache_dir(build.key, index), dict(live=True)))
+        li_kdir = li_dirs.get(index)
+        if li is not None and li_kdir is not None:
+            calls.append((li_kdir, text_cache_dir(li.key, index), dict(line_info=True, plain=False)))
+
+    def one(call: tuple[Path, Path, dict[str, bool]]) -> None:
+        kdir, cache, kw = call
+        if not (kdir / "kernel.cubin").is_file() or cache.exists():
+            return
+        try:
+            kernel_texts(kdir / "kernel.cubin", cache, **kw)
+        except CutediffError:
+            pass  # side_kernel runs the tool again and reports the failure with its side
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="cutediff-disasm") as pool:
+        list(pool.map(one, calls))
+    stamp("analysis: side disassembled")
+
+
 def side_kernels(outcome: SideOutcome, progress: Progress, side: str) -> list[tuple[str, dict]]:
     build = outcome.build
     if build is None:
@@ -409,6 +526,7 @@ def side_kernels(outcome: SideOutcome, progress: Progress, side: str) -> list[tu
         m = side_kernel(build, kdir, li, li_dirs.get(kdir.name), remarks)
         out.append((kernel_class(m["symbol"], m.get("callable")), m))
     names = unique_names([n for n, _ in out])
+    stamp("analysis: side measured", side=side)
     progress(SideAnalysed(side, len(out)))  # type: ignore[arg-type]
     return [(n, m) for n, (_, m) in zip(names, out)]
 
@@ -544,7 +662,7 @@ def load_listing(metrics: dict) -> SassListing:
     li = None
     if files.get("lineinfo_dir") and (Path(files["lineinfo_dir"]) / "kernel.cubin").is_file():
         ld = Path(files["lineinfo_dir"])
-        li_texts = kernel_texts(ld / "kernel.cubin", cache_for(ld), line_info=True)
+        li_texts = kernel_texts(ld / "kernel.cubin", cache_for(ld), line_info=True, plain=False)
         li = parse_sass(li_texts["sass_g"])
     return _one_function(merge_sass(parse_sass(texts["sass"]), li, parse_sass(texts["lrm"])), metrics)
 
@@ -691,6 +809,7 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
                 entry.update(pair_analysis(a, b))
             except CutediffError as exc:
                 entry["pair_error"] = exc.sentence()
+            stamp("analysis: pair aligned", kernel=name)
         kernels.append(entry)
     comparison = {
         "schema": SCHEMA,

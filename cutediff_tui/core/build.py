@@ -27,7 +27,7 @@ from .locking import file_lock, pid_alive
 from .paths import artifacts_dir
 from .recipes import RecipeInfo
 from .toolchain import Env
-from .trace import cache_decision
+from .trace import cache_decision, stamp
 
 BUILD_FORMAT = 1
 
@@ -312,6 +312,7 @@ def compile_build(
 ) -> Build:
     """Compile ``req`` in a worker (or take it from the cache)."""
     check_recipe_arch(req.recipe, req.profile.arch)
+    stamp("build: requested", side=side, lineinfo=req.lineinfo)
     key = req.key()
     root = artifacts_dir()
     try:
@@ -363,6 +364,7 @@ def _compile_locked(
                 build = load_cached(key)
                 assert build is not None
                 cache_decision(_what(req, side), key, "hit", "reused")
+                stamp("build: cache hit", side=side)
                 return build
             repaired = f"cache entry {key[:12]} was damaged ({problem}); rebuilt it"
             progress(repaired)
@@ -374,8 +376,10 @@ def _compile_locked(
         tmp.mkdir(parents=True)
         try:
             t0 = time.monotonic()
+            stamp("build: compiling", side=side)
             manifest = _run_worker(req, tmp, side=side, timeout=timeout, progress=progress, cancel=cancel)
             seconds = time.monotonic() - t0
+            stamp("build: worker done", side=side)
             manifest.update(
                 {
                     "key": key,
@@ -410,6 +414,7 @@ def _compile_locked(
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+    stamp("build: stored", side=side)
     return Build(key, path, manifest, False, seconds, repaired=repaired, kernels=_kernel_dirs(path))
 
 
@@ -441,6 +446,7 @@ def _run_worker(
     what = "line-info build" if req.lineinfo else "build"
 
     def on_event(ev: dict) -> None:
+        stamp(f"worker: {ev.get('event')} {ev.get('stage') or ''}".rstrip(), t=ev.get("t"), side=side)
         if ev.get("event") == "compile":
             progress(KernelCompiled(None, what, ev["index"] + 1, ev["callable"], ev["seconds"]))
         elif ev.get("event") == "stage" and ev.get("stage") == "import":
@@ -587,15 +593,25 @@ def _run_warm(
     for attempt in (1, 2):
         (out / "request.json").write_text(json.dumps(request, indent=1))
         w = pool.worker(warm_key(req.env, req.lineinfo), req.env.spec.executable, init, env)
+        server = w
+        # the server may still be importing: wait for it, but give way to a cancel (Ctrl-C)
+        deadline = time.monotonic() + warm.READY_TIMEOUT
+        while not w.ready.wait(0.2) and time.monotonic() < deadline:
+            if cancel is not None and cancel.is_set():
+                raise CompileError(f"Side {side}: the compile was cancelled.", "Nothing was cached.")
         try:
-            job = w.submit(out / "request.json", on_event)
+            job = w.submit(out / "request.json", on_event) if w.ready.is_set() else None
         except warm.WarmDied:
             job = None
         if job is not None:
-            running, server = job, w
+            running = job
             _wait(job.done.wait, lambda: server.cancel(running), side=side, timeout=timeout, cancel=cancel)
             pool.after_compile(w)
             if not job.died and (job.rc is None or job.rc >= 0):
+                if job.rc and _not_reusable(out):  # an old DSL: compile it in a fresh worker
+                    progress(f"DSL {req.env.spec.dsl} cannot be reused by a warm worker; compiling in a fresh one")
+                    _clear_attempt(out)
+                    return _run_cold(req, out, request, env, on_event, side=side, timeout=timeout, cancel=cancel)
                 return int(job.rc if job.rc is not None else 3)
         why = (
             "the warm compile worker died"
@@ -609,11 +625,26 @@ def _run_warm(
                 (out / "compile.log").read_text(errors="replace") if (out / "compile.log").is_file() else "",
             )
         progress(f"{why}; starting a fresh one and compiling again")
-        for name in ("compile.log", "error.json", "manifest.json"):
-            (out / name).unlink(missing_ok=True)
-        shutil.rmtree(out / "kernels", ignore_errors=True)
-        shutil.rmtree(out / "dump", ignore_errors=True)
+        _clear_attempt(out)
     raise AssertionError("unreachable")
+
+
+#: What a warm child reports for a DSL whose settings cannot be re-read after its import
+#: (:func:`cutediff_tui.core.worker.refresh_dsl_env`).
+NOT_REUSABLE = "cannot be reused by a warm worker"
+
+
+def _not_reusable(out: Path) -> bool:
+    err = _read_json(out / "error.json")
+    return err is not None and NOT_REUSABLE in str(err.get("message", ""))
+
+
+def _clear_attempt(out: Path) -> None:
+    """Remove what a failed compile attempt wrote into ``out`` (before the next attempt)."""
+    for name in ("compile.log", "error.json", "manifest.json"):
+        (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / "kernels", ignore_errors=True)
+    shutil.rmtree(out / "dump", ignore_errors=True)
 
 
 def _signal_name(rc: int | None) -> str:

@@ -24,7 +24,7 @@ from .model import dumps as dump_comparison
 from .options import CompareOptions, SideOutcome, host_info
 from .paths import cache_dir
 from .toolchain import ToolchainSpec, create_env
-from .trace import cache_decision
+from .trace import cache_decision, stamp
 
 
 def run_side(
@@ -37,14 +37,16 @@ def run_side(
     """Environment and builds for one side; errors are kept, not raised.
 
     With line info the line-info build comes first (everything is shown from it); the plain
-    build follows only to confirm its resource figures (``opts.plain_check``); without that
-    check the line-info build stands for both."""
+    build only confirms its resource figures (``opts.plain_check``): after it, or beside it
+    where :func:`plain_beside` finds the cores; without that check the line-info build stands
+    for both."""
     out = SideOutcome(spec=spec, params=dict(opts.params))
     t0 = time.monotonic()
     progress = for_side(progress, side)  # type: ignore[arg-type]
     try:
         env = create_env(spec, wheelhouse=opts.wheelhouse, progress=progress)
         out.env_seconds = time.monotonic() - t0
+        stamp("side: environment ready", side=side)
         out.env_name = env.name
         out.versions = env.versions()
 
@@ -54,7 +56,13 @@ def run_side(
                 req, side=side.upper(), use_cache=opts.use_cache, timeout=opts.timeout, progress=progress, cancel=cancel
             )
 
-        if opts.lineinfo:
+        if opts.lineinfo and opts.plain_check and plain_beside():
+            # cores to spare: the confirming plain build runs beside the line-info build
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cutediff-plain") as beside:
+                plain = beside.submit(build, False)
+                out.lineinfo_build = build(True)
+                out.build = plain.result()
+        elif opts.lineinfo:
             out.lineinfo_build = build(True)
             out.build = build(False) if opts.plain_check else out.lineinfo_build
         else:
@@ -64,6 +72,19 @@ def run_side(
         out.error_log = getattr(exc, "log", "") or ""
     out.seconds = time.monotonic() - t0
     return out
+
+
+#: Compiles a compare with the plain check runs at once when the plain build goes beside the
+#: line-info build: two per side.
+BESIDE_JOBS = 4
+
+
+def plain_beside() -> bool:
+    """Whether this machine has the cores (and memory) for both builds of both sides at once
+    (:func:`~.warm.compile_slots`: one compile per core, fewer when memory is short)."""
+    from .warm import compile_slots
+
+    return compile_slots() >= BESIDE_JOBS
 
 
 def preflight(opts: CompareOptions) -> None:
@@ -116,7 +137,9 @@ def run_compare(
     compares); ``labels`` overrides the sides' labels and ``sources`` is recorded under
     ``recipe.sources``.
     """
+    stamp("compare: started")
     preflight(opts)
+    stamp("compare: preflight done")
     t0 = time.monotonic()
     cancel = cancel if cancel is not None else threading.Event()
     per_side = tuple(
@@ -125,7 +148,8 @@ def run_compare(
     pool = ThreadPoolExecutor(max_workers=2)
     try:
         futures = [
-            pool.submit(run_side, s, spec, o, progress, cancel) for s, spec, o in zip(SIDES, opts.specs, per_side)
+            pool.submit(_built_and_disassembled, s, spec, o, progress, cancel)
+            for s, spec, o in zip(SIDES, opts.specs, per_side)
         ]
         outcomes = [f.result() for f in futures]
     except BaseException:
@@ -135,6 +159,7 @@ def run_compare(
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+    stamp("compare: both sides built")
     for o, label in zip(outcomes, labels):
         if label:
             o.label = label
@@ -156,14 +181,29 @@ def run_compare(
         comparison = analyze(outcomes, opts, progress=progress)
         if sources:
             comparison["recipe"]["sources"] = sources
+        stamp("compare: analysed")
         if key:
             _store_comparison(key, comparison)
+            stamp("compare: comparison stored")
     comparison["timing"] = {
         "build_seconds": round(build_seconds, 3),
         "total_seconds": round(time.monotonic() - t0, 3),
         "from_cache": all(o.build is not None and o.build.from_cache for o in outcomes),
     }
     return comparison
+
+
+def _built_and_disassembled(
+    side: str, spec: ToolchainSpec, opts: CompareOptions, progress: Progress, cancel: threading.Event
+) -> SideOutcome:
+    """:func:`run_side`, then that side's disassembly at once: the side built first runs its
+    tools while the other side still compiles (the analysis reads the texts from the cache)."""
+    from .analysis_pipeline import disassemble_side
+
+    out = run_side(side, spec, opts, progress, cancel)
+    if not cancel.is_set():
+        disassemble_side(out)
+    return out
 
 
 def _comparison_key(outcomes: list[SideOutcome], opts: CompareOptions, version: str) -> str | None:

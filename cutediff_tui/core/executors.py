@@ -21,20 +21,19 @@ from typing import Any
 
 from .errors import CutediffError
 from .probe import Probe, run_probe
+from .warm import compile_slots
 
-#: Memory one FA4-sized compile worker may take at its peak (measured ~1.6 GB; kept with room).
-COMPILE_MEMORY_BYTES = 3 * 1024**3
+
+def shares_a_toolchain(probes: list[Probe]) -> bool:
+    """Whether two probes build with the same toolchain (then a warm worker pays off)."""
+    keys = [(p.side, tuple(p.pins), p.cuda, p.python, p.wheelhouse) for p in probes]
+    return len(set(keys)) < len(keys)
 
 
 def default_jobs() -> int:
-    """Parallel probes this machine can take: one per core, fewer when memory is short."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        by_mem = max(1, avail // COMPILE_MEMORY_BYTES)
-    except (ValueError, OSError, AttributeError):
-        by_mem = cpus
-    return max(1, min(cpus, by_mem))
+    """Parallel probes this machine can take: one per core, fewer when memory is short
+    (:func:`.warm.compile_slots`)."""
+    return compile_slots()
 
 
 def _failed(probe: Probe, exc: BaseException) -> dict:
@@ -54,11 +53,21 @@ def _failed(probe: Probe, exc: BaseException) -> dict:
 
 
 class LocalExecutor:
-    """A pool of worker processes on this machine (spawned, so no thread state is forked).
+    """Probes on this machine, ``jobs`` at a time.
 
-    When a worker process dies (the OOM killer, a segfault in a native library) the pool is broken
-    for every probe still in it; the unfinished probes then go to a fresh pool, up to
-    ``MAX_RESTARTS`` times, so that one crash does not fail the whole sweep.
+    Probes of :func:`~.probe.run_probe` of which two or more share a toolchain (a sweep over
+    parameters) build on warm workers (:mod:`.warm`): threads of this process hand each compile
+    to the warm server of its toolchain, which imported torch and the DSL once and forks a child
+    per compile, so the imports are paid once per toolchain instead of once per cell. Probes of
+    as many toolchains as there are probes (bisect rounds) gain nothing from a warm server and
+    keep the process pool below. A compile child that dies takes its cell only (the warm
+    worker is replaced and the compile retried once, by :mod:`.build`); Ctrl-C cancels the
+    compiles in flight and stops the servers. ``warm_started`` counts the servers a run started.
+
+    Any other ``fn`` (and every probe with ``CUTEDIFF_WARM=0``) runs in a pool of worker processes
+    (spawned, so no thread state is forked). When a worker process dies (the OOM killer, a segfault
+    in a native library) the pool is broken for every probe still in it; the unfinished probes then
+    go to a fresh pool, up to ``MAX_RESTARTS`` times, so that one crash does not fail the whole sweep.
     """
 
     kind = "local"
@@ -68,6 +77,13 @@ class LocalExecutor:
         self.jobs = jobs or default_jobs()
         self.fn = fn
         self._pool: ProcessPoolExecutor | None = None
+        self.warm_started = 0
+        """Warm servers the last run started (one per toolchain; 0 when probes ran in processes)."""
+
+    @property
+    def warm(self) -> bool:
+        """Whether probes build on warm workers (see the class doc)."""
+        return self.fn is run_probe and os.environ.get("CUTEDIFF_WARM", "1") != "0"
 
     def __enter__(self) -> LocalExecutor:
         return self
@@ -84,6 +100,9 @@ class LocalExecutor:
         import multiprocessing
         from concurrent.futures.process import BrokenProcessPool
 
+        if self.warm and shares_a_toolchain(probes):
+            yield from self._map_warm(probes)
+            return
         if self.jobs == 1 or len(probes) == 1:
             for p in probes:  # no pool to start for one probe at a time
                 yield p, self.fn(p)
@@ -114,6 +133,32 @@ class LocalExecutor:
         why = RuntimeError("a worker process died each time this probe ran (killed for memory, or a crash)")
         for p in pending:
             yield p, _failed(p, why)
+
+    def _map_warm(self, probes: list[Probe]) -> Iterator[tuple[Probe, dict]]:
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        from . import warm
+
+        cancel = threading.Event()
+        with warm.session() as session:
+            started = session.started
+            pool = ThreadPoolExecutor(max_workers=min(self.jobs, len(probes)), thread_name_prefix="cutediff-probe")
+            try:
+                futures = {pool.submit(run_probe, p, cancel=cancel): p for p in probes}
+                for fut in as_completed(futures):
+                    p = futures[fut]
+                    try:
+                        res = fut.result()
+                    except Exception as exc:
+                        res = _failed(p, exc)
+                    yield p, res
+            finally:
+                # Ctrl-C (or the caller stopped early): kill the compiles in flight, let their
+                # threads remove the half-written builds, then the session stops the servers
+                cancel.set()
+                pool.shutdown(wait=True, cancel_futures=True)
+                self.warm_started = session.started - started
 
     def close(self) -> None:
         if self._pool is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -68,11 +69,13 @@ class Probe:
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
-def run_probe(probe: Probe, progress: Progress = _noop) -> dict:
+def run_probe(probe: Probe, progress: Progress = _noop, cancel: threading.Event | None = None) -> dict:
     """Build and analyse ``probe``; failures come back as ``status: failed`` with their sentence.
 
     Never raises for a version that cannot be built or imported (that is an answer for bisect);
-    ``KeyboardInterrupt`` still propagates.
+    ``KeyboardInterrupt`` still propagates. ``cancel`` stops the compile (its worker is killed,
+    nothing is cached). The compile runs on the toolchain's warm worker when warm workers are on
+    (:mod:`.warm`; a local sweep turns them on), else in a one-shot worker.
     """
     from .analysis_pipeline import side_kernels
     from .compare import CompareOptions, run_side
@@ -108,7 +111,7 @@ def run_probe(probe: Probe, progress: Progress = _noop) -> dict:
         timeout=probe.timeout,
         wheelhouse=Path(probe.wheelhouse) if probe.wheelhouse else None,
     )
-    outcome = run_side("a", spec, opts, progress)
+    outcome = run_side("a", spec, opts, progress, cancel)
     out["env"] = outcome.env_name
     out["versions"] = outcome.versions
     out["env_seconds"] = round(outcome.env_seconds, 3)

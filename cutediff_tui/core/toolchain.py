@@ -309,7 +309,7 @@ def published_versions(package: str = DSL_PACKAGE, *, max_age: float = 6 * 3600,
         ) from None
     versions.sort(key=version_key)
     cache_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
+    tmp = cache_file.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")  # threads of a sweep too
     tmp.write_text(json.dumps({"time": time.time(), "versions": versions, "pythons": pythons}))
     os.replace(tmp, cache_file)
     return versions

@@ -30,7 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .trace import stamp
+
 __all__ = [
+    "COMPILE_MEMORY_BYTES",
     "MIN_AVAILABLE_MB",
     "RSS_CAP_MB",
     "WarmDied",
@@ -38,6 +41,7 @@ __all__ = [
     "WarmPool",
     "WarmWorker",
     "active",
+    "compile_slots",
     "disable",
     "enable",
     "session",
@@ -67,6 +71,21 @@ def available_mb() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+#: Memory one FA4-sized compile may take at its peak (measured ~1.6 GB; kept with room).
+COMPILE_MEMORY_BYTES = 3 * 1024**3
+
+
+def compile_slots() -> int:
+    """Compiles this machine can run at once: one per core, fewer when memory is short."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        by_mem = max(1, avail // COMPILE_MEMORY_BYTES)
+    except (ValueError, OSError, AttributeError):
+        by_mem = cpus
+    return max(1, min(cpus, by_mem))
 
 
 def rss_mb(pid: int) -> int:
@@ -182,7 +201,9 @@ class WarmWorker:
                 continue
             if kind == "started":
                 job.pid = int(ev["pid"])
+                stamp("warm: child forked", t=ev.get("t"))
             elif kind == "exit":
+                stamp("warm: child exited", t=ev.get("t"))
                 job.rc = int(ev["rc"])
                 job.maxrss_kb = int(ev.get("maxrss_kb") or 0)
                 self.peak_child_kb = max(self.peak_child_kb, job.maxrss_kb)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import sys
 import time
 from pathlib import Path
@@ -45,13 +46,14 @@ class Server:
     def __init__(self, init: dict[str, Any]) -> None:
         self.init = init
         self.children: dict[int, str] = {}  # pid -> job
+        self.wake_r = self.wake_w = -1
         # stdout is the control channel; anything the imports print goes to stderr instead
         self.ctrl = os.fdopen(os.dup(1), "w", buffering=1)
         os.dup2(2, 1)
 
     def send(self, event: str, **data: Any) -> None:
         try:
-            self.ctrl.write(json.dumps({"event": event, **data}) + "\n")
+            self.ctrl.write(json.dumps({"event": event, "t": time.monotonic(), **data}) + "\n")
             self.ctrl.flush()
         except OSError:
             os._exit(0)  # nobody reads us any more
@@ -94,6 +96,11 @@ class Server:
         self.send("started", job=job, pid=pid)
 
     def child(self, request_path: str) -> int:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in (self.wake_r, self.wake_w):
+            if fd >= 0:
+                os.close(fd)
         worker.die_with_parent(None)
         request = json.loads(Path(request_path).read_text())
         out = Path(request["out_dir"])
@@ -122,10 +129,24 @@ class Server:
     def serve(self) -> None:
         buf = b""
         stdin = sys.stdin.fileno()
+        # a child's exit wakes the loop at once (SIGCHLD through a wake-up pipe), so its end is
+        # reported without waiting for a poll period
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(wake_w)
+        self.wake_w = wake_w
         while True:
-            ready, _, _ = select.select([stdin], [], [], 0.05)
+            ready, _, _ = select.select([stdin, self.wake_r], [], [], 0.5)
+            if self.wake_r in ready:
+                try:
+                    while os.read(self.wake_r, 4096):
+                        pass
+                except BlockingIOError:
+                    pass
             self.reap()
-            if not ready:
+            if stdin not in ready:
                 continue
             chunk = os.read(stdin, 65536)
             if not chunk:  # the client is gone
@@ -142,8 +163,6 @@ class Server:
                     self.fork(str(msg.get("job")), msg["request"])
 
     def stop(self) -> None:
-        import signal
-
         for pid in list(self.children):
             try:
                 os.kill(pid, signal.SIGKILL)

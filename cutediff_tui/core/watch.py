@@ -45,6 +45,7 @@ from typing import Any
 
 from .errors import CutediffError
 from .events import Progress, noop
+from .trace import stamp
 
 __all__ = [
     "Watcher",
@@ -484,6 +485,7 @@ class CompareWatch:
         return self.watcher.files()
 
     def _changed(self, change: Change) -> None:
+        stamp("watch: change seen", files=[str(p) for p in change.paths])
         watched = self.plan.watched()
         for p in change.paths:
             for root, sides in watched.items():
@@ -523,6 +525,7 @@ class CompareWatch:
         from .recipes.sources import run_compare_plan
 
         self._cancel.clear()
+        stamp("watch: round started")
         try:
             if change is not None:
                 self._refresh_plan()
@@ -537,6 +540,7 @@ class CompareWatch:
             return False
         self.round += 1
         self.opts = replace(self.opts, use_cache=True)
+        stamp("watch: result handed over")
         self.on_result(comparison, change)
         return True
 

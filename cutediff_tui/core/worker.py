@@ -36,7 +36,8 @@ def emit(event: str, **data: Any) -> None:
         return
     try:
         tag = {"job": JOB} if JOB is not None else {}
-        _EVENTS.write(json.dumps({"event": event, **tag, **data}) + "\n")
+        # t: this process's monotonic clock (one clock machine-wide), for the timing stamps
+        _EVENTS.write(json.dumps({"event": event, **tag, "t": time.monotonic(), **data}) + "\n")
         _EVENTS.flush()
     except OSError:
         pass
@@ -328,6 +329,7 @@ def run(request: dict, *, warm: bool = False) -> int:
         "dsl_version": dsl_version,
         "arch": arch,
         "lineinfo": bool(request.get("lineinfo")),
+        "warm": warm,  # compiled in a child of a warm server (DSL imported once), not a one-shot worker
         "remarks_enabled": remarks,
         "env": env,
         "python": sys.version.split()[0],

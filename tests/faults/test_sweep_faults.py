@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -138,6 +139,15 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
     assert not [n for n in left if n.startswith(".tmp-")], left
     ps = subprocess.run(["pgrep", "-f", "cutediff_tui.core.worker"], capture_output=True, text=True).stdout.split()
     assert not ps, ps
+    # the cells compiled on warm workers: their servers (logging to warm/server-<our pid>-…) are gone
+    servers = []
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and f"/server-{proc.pid}-" in os.readlink(p / "fd" / "2"):
+                servers.append(int(p.name))
+        except OSError:
+            continue
+    assert not servers, servers
 
 
 @pytest.mark.parametrize(

@@ -44,3 +44,16 @@ def test_a_probe_that_always_kills_its_worker_fails_alone(marker):
     assert got["crash-always"]["status"] == "failed"
     assert "a worker process died each time" in got["crash-always"]["why"]
     assert got["a"]["status"] == got["b"]["status"] == "ok"
+
+
+def test_warm_workers_only_for_probes_that_share_a_toolchain(monkeypatch):
+    """A sweep over parameters (cells of one toolchain) builds on warm workers; a bisect round
+    (one cell per version) keeps the process pool; CUTEDIFF_WARM=0 and other probe functions too."""
+    from cutediff_tui.core.executors import shares_a_toolchain
+
+    assert shares_a_toolchain(_probes("4.8.0", "4.8.0", "4.5.1"))
+    assert not shares_a_toolchain(_probes("4.5.1", "4.6.0", "4.8.0"))
+    assert not shares_a_toolchain(_probes("4.8.0,quack-kernels==0.4.1", "4.8.0"))
+    assert LocalExecutor(2).warm and not LocalExecutor(2, fn=crashy_probe.run).warm
+    monkeypatch.setenv("CUTEDIFF_WARM", "0")
+    assert not LocalExecutor(2).warm

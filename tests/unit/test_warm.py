@@ -99,3 +99,34 @@ def test_session_is_off_by_default_and_cutediff_warm_0_turns_it_off(monkeypatch)
             assert inner is pool
         assert warm.active() is pool
     assert warm.active() is None
+
+
+def test_a_dsl_a_warm_worker_cannot_reuse_is_compiled_in_a_fresh_worker(tmp_path, monkeypatch):
+    """A DSL without the settings singleton a warm child refreshes (old releases): the warm child
+    says so, and the compile goes on in a one-shot worker instead of failing (here it then stops
+    in the recipe, since this stand-in DSL compiles nothing)."""
+    from cutediff_tui.core.build import NOT_REUSABLE, BuildRequest, compile_build
+    from cutediff_tui.core.errors import CompileError
+    from cutediff_tui.core.events import render_event
+    from cutediff_tui.core.gpu import resolve_profile
+    from cutediff_tui.core.recipes import coerce_params, get_recipe
+    from cutediff_tui.core.toolchain import Env, parse_side
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    env = Env(tmp_path / "env", parse_side("4.8.0"), "stand-in")
+    (env.site / "cutlass" / "cute").mkdir(parents=True)
+    (env.site / "cutlass" / "__init__.py").write_text("")
+    (env.site / "cutlass" / "cute" / "__init__.py").write_text("")
+    recipe = get_recipe(str(Path(__file__).resolve().parents[2] / "samples" / "recipes" / "elementwise_add.py"))
+    req = BuildRequest(env, recipe, coerce_params(recipe, {}), resolve_profile(arch="sm_90a"))
+    notes: list[str] = []
+    with warm.session() as pool:
+        try:
+            compile_build(req, progress=lambda e: notes.append(render_event(e)))
+        except CompileError as exc:
+            error = exc
+        assert pool.started == 1
+    assert any(NOT_REUSABLE in n and "compiling in a fresh one" in n for n in notes), notes
+    assert NOT_REUSABLE not in error.sentence() and "Traceback" not in error.sentence(), error.sentence()
+    # the fresh worker got past the import to where the stand-in lacks cute.compile
+    assert "module 'cutlass.cute' has no attribute 'compile'" in error.sentence(), error.sentence()

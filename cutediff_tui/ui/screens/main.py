@@ -44,6 +44,7 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from cutediff_tui.core.sanitize import truncate
+from cutediff_tui.core.trace import stamp
 
 from ..live import LiveBanner, error_for_side
 from ..messages import (
@@ -469,6 +470,8 @@ class MainScreen(HunkNavigation, Screen[None]):
             p.scroll_to(y=max(0, self.cursor - offset), animate=False, immediate=True)
         if kept:  # freshly composed panes learn their height on the next refresh
             self.call_after_refresh(self._scroll_panes, max(0, self.cursor - offset))
+            stamp("tui: model applied")
+            self.call_after_refresh(stamp, "tui: painted")
         if not model.side(self.active_side).lines and model.side(OTHER[self.active_side]).lines:
             self.active_side = OTHER[self.active_side]
         self._update_titles()
@@ -535,6 +538,7 @@ class MainScreen(HunkNavigation, Screen[None]):
         from cutediff_tui.core.watch import cursor_anchor
 
         comparison, change, files = message.comparison, message.change, self._watched()
+        stamp("tui: result received")
         failed = {s: v["error"] for s, v in (comparison.get("sides") or {}).items() if v.get("error")}
         if failed:
             self.live_idle()
@@ -565,6 +569,7 @@ class MainScreen(HunkNavigation, Screen[None]):
             await asyncio.sleep(0.01)
         else:
             return  # the screen is going away; nothing to wire
+        stamp("tui: recomposed")
         self._wire()
         changed = changed_figures(old_kernel, self.kernel)
         if changed:
@@ -594,7 +599,9 @@ class MainScreen(HunkNavigation, Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="model", description="load and align listings")
     def load_model(self, kernel_index: int, view: str) -> None:
         """Build a view model off the UI thread; the result arrives as ModelReady."""
+        stamp("tui: model build started", view=view)
         model = build_model(self.comparison, kernel_index, view)
+        stamp("tui: model built", view=view)
         self.post_message(ModelReady(kernel_index, view, model))
 
     @work(exclusive=True, exit_on_error=False, group="big-listing", description="load and align a big listing")

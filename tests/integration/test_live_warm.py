@@ -1,0 +1,154 @@
+"""Warm workers for real (DSL 4.8.0, the sample recipe): a local sweep builds its cells on the
+warm worker of their toolchain, and a compare disassembles each side as soon as it is built.
+
+Slow (real compiles). Builds go to a cache of this test's own (environments borrowed from the
+session cache), so every cell compiles.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cutediff_tui.core.executors import LocalExecutor
+from cutediff_tui.core.gpu import resolve_profile
+from cutediff_tui.core.probe import Probe
+from cutediff_tui.core.recipes import coerce_params, get_recipe
+from cutediff_tui.core.trace import TIMING_LOG
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "recipes" / "elementwise_add.py"
+PIN_LIST = ("flash-attn-4==4.0.0b16", "quack-kernels==0.4.1")
+
+
+@pytest.fixture
+def own_cache(tmp_path, compile_cache, monkeypatch) -> Path:
+    """A fresh build cache whose envs/ and tools/ are the session cache's."""
+    from cutediff_tui.core.toolchain import create_env, parse_side
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(compile_cache))
+    for version in ("4.5.1", "4.8.0"):
+        create_env(parse_side(version, list(PIN_LIST)))  # made once per session cache
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for sub in ("envs", "tools"):
+        (compile_cache / sub).mkdir(parents=True, exist_ok=True)
+        (cache / sub).symlink_to(compile_cache / sub, target_is_directory=True)
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(cache))
+    return cache
+
+
+@pytest.fixture
+def stamps() -> Iterator[list[str]]:
+    got: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            got.append(f"{record.getMessage()} {record.facts.get('side', '')}".strip())  # type: ignore[attr-defined]
+
+    handler = Collect(logging.DEBUG)
+    level = TIMING_LOG.level
+    TIMING_LOG.addHandler(handler)
+    TIMING_LOG.setLevel(logging.DEBUG)
+    try:
+        yield got
+    finally:
+        TIMING_LOG.removeHandler(handler)
+        TIMING_LOG.setLevel(level)
+
+
+def _probes(tmp_path: Path, values: tuple[int, ...]) -> list[Probe]:
+    rec = tmp_path / "sweep_add.py"
+    rec.write_text(SAMPLE.read_text())
+    recipe = get_recipe(str(rec))
+    return [
+        Probe(
+            "4.8.0",
+            recipe,
+            coerce_params(recipe, {"vec": v}),
+            resolve_profile(arch="sm_90a"),
+            pins=PIN_LIST,
+            axis={"vec": v},
+        )
+        for v in values
+    ]
+
+
+def _manifest(cache: Path, cell: dict) -> dict:
+    return json.loads((cache / "artifacts" / cell["build_key"] / "manifest.json").read_text())
+
+
+def test_a_local_sweep_builds_every_cell_on_the_warm_worker_of_its_toolchain(own_cache, tmp_path, monkeypatch):
+    probes = _probes(tmp_path, (2, 4, 8))
+    with LocalExecutor(2) as ex:
+        assert ex.warm
+        cells = [res for _p, res in ex.map_unordered(probes)]
+    assert [c["status"] for c in cells] == ["ok"] * 3, [c.get("why") for c in cells]
+    assert ex.warm_started == 1  # one toolchain: its DSL imported once, for all three cells
+    assert all(_manifest(own_cache, c)["warm"] for c in cells)
+    figures = {c["axis"]["vec"]: c["kernels"][0]["figures"] for c in cells}
+    assert figures[8]["instructions"] > figures[2]["instructions"]  # the cells are really different
+
+    # CUTEDIFF_WARM=0: one-shot workers, as on the Dask executor (same figures)
+    monkeypatch.setenv("CUTEDIFF_WARM", "0")
+    (tmp_path / "cold").mkdir()
+    cold = _probes(tmp_path / "cold", (4,))
+    with LocalExecutor(2) as ex:
+        assert not ex.warm
+        (res,) = [res for _p, res in ex.map_unordered(cold)]
+    assert res["status"] == "ok" and ex.warm_started == 0
+    assert _manifest(own_cache, res)["warm"] is False
+    same = {k: v for k, v in res["kernels"][0]["figures"].items() if k != "compile_seconds"}
+    assert same == {k: v for k, v in figures[4].items() if k != "compile_seconds"}
+
+
+def test_a_compare_disassembles_each_side_as_soon_as_it_is_built(own_cache, tmp_path, stamps):
+    from cutediff_tui.core import warm
+    from cutediff_tui.core.compare import run_compare
+    from cutediff_tui.core.options import compare_options
+
+    rec = tmp_path / "pair_add.py"
+    rec.write_text(SAMPLE.read_text())
+    opts = compare_options("4.5.1", "4.8.0", {"kernel": str(rec), "arch": "sm_90a", "with_": PIN_LIST})
+    with warm.session():
+        comparison = run_compare(opts)
+    assert not any(comparison["sides"][s]["error"] for s in "ab")
+    # both sides' tools ran before the analysis began, each right after its own build
+    built = stamps.index("compare: both sides built")
+    assert stamps.count("analysis: side disassembled") == 2
+    assert all(i < built for i, s in enumerate(stamps) if s == "analysis: side disassembled"), stamps
+    # per side (plain check on): sass, res, lrm of the plain cubin; sass_g, res of the line-info
+    # one, which gets no plain listing it would not use
+    tools = [s.split()[1] for s in stamps if s.startswith("tool: ") and s.endswith("started")]
+    assert sorted(tools) == sorted(["sass", "res", "lrm", "sass_g", "res"] * 2), tools
+    k = comparison["kernels"][0]
+    assert [k[s]["lineinfo"]["perturbed"] for s in "ab"] == [False, False], [k[s]["lineinfo"] for s in "ab"]
+
+
+def test_with_cores_to_spare_the_plain_check_build_runs_beside_the_line_info_build(
+    own_cache, tmp_path, stamps, monkeypatch
+):
+    from cutediff_tui.core import compare
+    from cutediff_tui.core.options import compare_options
+
+    monkeypatch.setattr(compare, "BESIDE_JOBS", 1)  # as on a machine with cores for four compiles
+    assert compare.plain_beside()
+    rec = tmp_path / "beside_add.py"
+    rec.write_text(SAMPLE.read_text())
+    opts = compare_options("4.5.1", "4.8.0", {"kernel": str(rec), "arch": "sm_90a", "with_": PIN_LIST})
+    comparison = compare.run_compare(opts)
+    for side in "AB":
+        mine = [s for s in stamps if s.startswith("build: ") and s.endswith(f" {side}")]
+        # both builds of the side were compiling before either was stored
+        assert mine.count(f"build: compiling {side}") == 2, mine
+        first_stored = mine.index(f"build: stored {side}")
+        assert mine[:first_stored].count(f"build: compiling {side}") == 2, mine
+    k = comparison["kernels"][0]
+    assert [k[s]["lineinfo"]["perturbed"] for s in "ab"] == [False, False]
+    assert all(comparison["sides"][s]["build_key"] != comparison["sides"][s]["lineinfo_key"] for s in "ab")

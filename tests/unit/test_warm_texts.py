@@ -1,0 +1,105 @@
+"""The disassembly of a watch round: the tools of one cubin run at once, and a cubin whose bytes
+were disassembled before (by any build) is not disassembled again.
+
+Real nvdisasm/cuobjdump on a bundled FA4 cubin; which tool ran when is read from the timing
+stamps (:func:`cutediff_tui.core.trace.stamp`), not from a mock.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cutediff_tui.core.analysis_pipeline import kernel_texts, text_cache_dir
+from cutediff_tui.core.trace import TIMING_LOG, stamp, timing_on
+
+CUBIN = Path(__file__).resolve().parents[2] / "samples" / "raw" / "fa4-fwd-sm103a-4.8.0" / "kernel.cubin"
+
+
+@pytest.fixture
+def stamps() -> Iterator[list[tuple[str, float, dict]]]:
+    got: list[tuple[str, float, dict]] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            got.append((record.getMessage(), record.t, record.facts))  # type: ignore[attr-defined]
+
+    handler = Collect(logging.DEBUG)
+    level = TIMING_LOG.level
+    TIMING_LOG.addHandler(handler)
+    TIMING_LOG.setLevel(logging.DEBUG)
+    try:
+        yield got
+    finally:
+        TIMING_LOG.removeHandler(handler)
+        TIMING_LOG.setLevel(level)
+
+
+def test_stamps_cost_nothing_unless_collected(stamps):
+    stamp("x", t=1.5, side="a")
+    assert stamps == [("x", 1.5, {"side": "a"})]
+    TIMING_LOG.setLevel(logging.INFO)
+    assert not timing_on()
+    stamp("y")
+    assert len(stamps) == 1
+
+
+def test_the_tools_of_one_cubin_run_at_once_and_a_known_cubin_is_not_disassembled_again(tmp_path, monkeypatch, stamps):
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copy(CUBIN, one / "kernel.cubin")
+    first = kernel_texts(
+        one / "kernel.cubin", text_cache_dir("build-one", "000"), line_info=True, live=True, plain=False
+    )
+    assert list(first) == ["sass_g", "res", "lrm"]
+    ran = [(name, t) for name, t, _ in stamps if name.startswith("tool: ")]
+    started = {n.split()[1]: t for n, t in ran if n.endswith("started")}
+    done = {n.split()[1]: t for n, t in ran if n.endswith("done")}
+    assert set(started) == set(done) == {"sass_g", "res", "lrm"}
+    # the two nvdisasm runs overlap (each takes a few tenths of a second just to start)
+    assert started["lrm"] < done["sass_g"] and started["sass_g"] < done["lrm"], ran
+
+    # another build whose cubin has the same bytes (an edit that left the kernel alone): no tool runs
+    stamps.clear()
+    two = tmp_path / "two"
+    two.mkdir()
+    shutil.copy(CUBIN, two / "kernel.cubin")
+    again = kernel_texts(
+        two / "kernel.cubin", text_cache_dir("build-two", "000"), line_info=True, live=True, plain=False
+    )
+    assert again == first
+    assert not [n for n, _, _ in stamps if n.startswith("tool: ")], stamps
+    assert (text_cache_dir("build-two", "000") / "lrm.txt").read_text() == first["lrm"]
+
+    # a text the shared entry lacks (the plain listing) is made, and only that one
+    plain = kernel_texts(two / "kernel.cubin", text_cache_dir("build-three", "000"), live=True)
+    assert [n for n, _, _ in stamps if n.startswith("tool: ") and n.endswith("started")] == ["tool: sass started"]
+    assert plain["lrm"] == first["lrm"] and plain["res"] == first["res"]
+
+
+def test_a_changed_shared_entry_is_not_trusted(tmp_path, monkeypatch, stamps):
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    first = kernel_texts(CUBIN, text_cache_dir("build-one", "000"), live=True)
+    shared = [p for p in (tmp_path / "cache" / "disasm" / "cubin").iterdir() if p.is_dir()]
+    assert len(shared) == 1
+    (shared[0] / "lrm.txt").write_text("planted")
+    stamps.clear()
+    again = kernel_texts(CUBIN, text_cache_dir("build-two", "000"), live=True)
+    assert again == first
+    assert "tool: lrm started" in [n for n, _, _ in stamps]
+    assert (shared[0] / "lrm.txt").read_text() == first["lrm"]  # made again, with a new record
+
+
+def test_a_planted_link_in_place_of_the_shared_entry_is_neither_read_nor_written(tmp_path, monkeypatch, stamps):
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "cache" / "disasm").mkdir(parents=True)
+    (tmp_path / "cache" / "disasm" / "cubin").symlink_to(elsewhere, target_is_directory=True)
+    texts = kernel_texts(CUBIN, text_cache_dir("build-one", "000"), live=True)
+    assert texts["lrm"] and not any(elsewhere.iterdir())
