@@ -503,7 +503,13 @@ def disassemble_side(outcome: SideOutcome) -> None:
         if not (kdir / "kernel.cubin").is_file() or cache.exists():
             return
         try:
-            kernel_texts(kdir / "kernel.cubin", cache, **kw)
+            kernel_texts(
+                kdir / "kernel.cubin",
+                cache,
+                line_info=kw.get("line_info", False),
+                live=kw.get("live", False),
+                plain=kw.get("plain", True),
+            )
         except CutediffError:
             pass  # side_kernel runs the tool again and reports the failure with its side
 
