@@ -33,6 +33,6 @@ async def test_a_filtered_comparison_opens_with_only_its_kernels(make_app, compa
 
 def test_open_refuses_a_filter_that_keeps_nothing_before_the_tui_starts():
     res = CliRunner().invoke(main, ["open", str(bundled_sample_dir()), "--kernel-filter", "NoSuchKernel"])
-    assert res.exit_code == 2 and "matches none of the 4 kernel(s)" in res.stderr
+    assert res.exit_code == 2 and "matches none of the 4 kernel(s)" in res.output
     res = CliRunner().invoke(main, ["open", str(bundled_sample_dir()), "--kernel-filter", "Fwd("])
-    assert res.exit_code == 2 and "is not a regular expression" in res.stderr
+    assert res.exit_code == 2 and "is not a regular expression" in res.output
