@@ -21,3 +21,28 @@ def compile_cache() -> Path:
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CUTEDIFF_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+
+
+@pytest.fixture
+def stamps():
+    """The timing stamps (:func:`cutediff_tui.core.trace.stamp`) made during a test, as
+    ``(message, time, facts)``, collected from the real timing log (no mock)."""
+    import logging
+
+    from cutediff_tui.core.trace import TIMING_LOG
+
+    got: list[tuple[str, float, dict]] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            got.append((record.getMessage(), record.t, record.facts))  # type: ignore[attr-defined]
+
+    handler = Collect(logging.DEBUG)
+    level = TIMING_LOG.level
+    TIMING_LOG.addHandler(handler)
+    TIMING_LOG.setLevel(logging.DEBUG)
+    try:
+        yield got
+    finally:
+        TIMING_LOG.removeHandler(handler)
+        TIMING_LOG.setLevel(level)

@@ -8,8 +8,6 @@ session cache), so every cell compiles.
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,6 @@ from cutediff_tui.core.executors import LocalExecutor
 from cutediff_tui.core.gpu import resolve_profile
 from cutediff_tui.core.probe import Probe
 from cutediff_tui.core.recipes import coerce_params, get_recipe
-from cutediff_tui.core.trace import TIMING_LOG
 
 pytestmark = pytest.mark.slow
 
@@ -44,23 +41,9 @@ def own_cache(tmp_path, compile_cache, monkeypatch) -> Path:
     return cache
 
 
-@pytest.fixture
-def stamps() -> Iterator[list[str]]:
-    got: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            got.append(f"{record.getMessage()} {record.facts.get('side', '')}".strip())  # type: ignore[attr-defined]
-
-    handler = Collect(logging.DEBUG)
-    level = TIMING_LOG.level
-    TIMING_LOG.addHandler(handler)
-    TIMING_LOG.setLevel(logging.DEBUG)
-    try:
-        yield got
-    finally:
-        TIMING_LOG.removeHandler(handler)
-        TIMING_LOG.setLevel(level)
+def lines(stamps: list[tuple[str, float, dict]]) -> list[str]:
+    """Each stamp as ``message side`` (the side, when the stamp names one)."""
+    return [f"{msg} {facts.get('side', '')}".strip() for msg, _, facts in stamps]
 
 
 def _probes(tmp_path: Path, values: tuple[int, ...]) -> list[Probe]:
@@ -119,6 +102,7 @@ def test_a_compare_disassembles_each_side_as_soon_as_it_is_built(own_cache, tmp_
     with warm.session():
         comparison = run_compare(opts)
     assert not any(comparison["sides"][s]["error"] for s in "ab")
+    stamps = lines(stamps)
     # both sides' tools ran before the analysis began, each right after its own build
     built = stamps.index("compare: both sides built")
     assert stamps.count("analysis: side disassembled") == 2
@@ -143,6 +127,7 @@ def test_with_cores_to_spare_the_plain_check_build_runs_beside_the_line_info_bui
     rec.write_text(SAMPLE.read_text())
     opts = compare_options("4.5.1", "4.8.0", {"kernel": str(rec), "arch": "sm_90a", "with_": PIN_LIST})
     comparison = compare.run_compare(opts)
+    stamps = lines(stamps)
     for side in "AB":
         mine = [s for s in stamps if s.startswith("build: ") and s.endswith(f" {side}")]
         # both builds of the side were compiling before either was stored

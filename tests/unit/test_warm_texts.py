@@ -9,34 +9,12 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from cutediff_tui.core.analysis_pipeline import kernel_texts, text_cache_dir
 from cutediff_tui.core.trace import TIMING_LOG, stamp, timing_on
 
 CUBIN = Path(__file__).resolve().parents[2] / "samples" / "raw" / "fa4-fwd-sm103a-4.8.0" / "kernel.cubin"
-
-
-@pytest.fixture
-def stamps() -> Iterator[list[tuple[str, float, dict]]]:
-    got: list[tuple[str, float, dict]] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            got.append((record.getMessage(), record.t, record.facts))  # type: ignore[attr-defined]
-
-    handler = Collect(logging.DEBUG)
-    level = TIMING_LOG.level
-    TIMING_LOG.addHandler(handler)
-    TIMING_LOG.setLevel(logging.DEBUG)
-    try:
-        yield got
-    finally:
-        TIMING_LOG.removeHandler(handler)
-        TIMING_LOG.setLevel(level)
 
 
 def test_stamps_cost_nothing_unless_collected(stamps):
