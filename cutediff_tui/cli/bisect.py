@@ -279,7 +279,12 @@ def bisect_table(result: dict) -> Table:
             t.add_row(v, "", Text("not built", style="dim"), "", "", "")
             continue
         shims = shim_summary(s.get("shims") or [])
-        why = Text(s["why"] + (f" (shims: {shims})" if shims else ""))
+        again = (
+            " (tried twice: the first try failed in a way another may not)"
+            if isinstance(s.get("tries"), int) and s["tries"] > 1
+            else ""
+        )
+        why = Text(s["why"] + (f" (shims: {shims})" if shims else "") + again)
         t.add_row(
             v,
             str(s["order"]),

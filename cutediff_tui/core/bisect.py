@@ -114,9 +114,19 @@ class Step:
     from_cache: bool
     shims: list[str]
     order: int  # 1-based order in which it was tried
+    tries: int = 1  # 2 when a transient failure (:func:`transient`) was tried again
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
+
+
+def transient(result: dict) -> bool:
+    """Whether a failed probe may pass on another try: its environment could not be made (the
+    package index or the network) or its compile worker was killed or died."""
+    if result.get("status") == "ok":
+        return False
+    why = str(result.get("why") or "")
+    return result.get("stage") == "environment" or "was killed" in why or "worker died" in why
 
 
 def judge(result: dict, metric: Metric, kernel_filter: str | None) -> tuple[str, str]:
@@ -326,14 +336,16 @@ def run_bisect(
 
     def record(i: int, res: dict) -> str:
         verdict, why = judge(res, plan.metric, plan.kernel_filter)
+        before = steps.get(i)
         steps[i] = Step(
             vs[i],
             verdict,
             why,
-            float(res.get("seconds") or 0.0),
+            float(res.get("seconds") or 0.0) + (before.seconds if before else 0.0),
             bool(res.get("from_cache")),
             list(res.get("shims") or []),
-            len(steps) + 1,
+            before.order if before else len(steps) + 1,
+            before.tries + 1 if before else 1,
         )
         progress(
             BisectStep(
@@ -348,18 +360,27 @@ def run_bisect(
         )
         return verdict
 
+    def run(indices: list[int]) -> list[int]:
+        """Probe ``indices``; those that failed in a way another try may not repeat."""
+        probes = {id(p): (i, p) for i in indices for p in [plan.probe(vs[i])]}
+        again = []
+        if executor is None:
+            done = ((i, probe_fn(p)) for i, p in probes.values())
+        else:
+            by_key = {p.key(): i for i, p in probes.values()}
+            done = ((by_key[p.key()], res) for p, res in executor.map_unordered([p for _, p in probes.values()]))
+        for i, res in done:
+            if record(i, res) == "untestable" and transient(res):
+                again.append(i)
+        return again
+
     def test_all(indices: list[int]) -> None:
         nonlocal rounds
         rounds += 1
         progress(BisectRound(None, rounds, tuple(shown(vs[i]) for i in indices), _remaining(lo, hi)))
-        probes = {id(p): (i, p) for i in indices for p in [plan.probe(vs[i])]}
-        if executor is None:
-            for i, p in probes.values():
-                record(i, probe_fn(p))
-            return
-        by_key = {p.key(): i for i, p in probes.values()}
-        for p, res in executor.map_unordered([p for _, p in probes.values()]):
-            record(by_key[p.key()], res)
+        again = run(indices)
+        if again:  # once: a network hiccup or a killed worker is not an answer about the version
+            run(again)
 
     lo, hi = 0, len(vs) - 1
     test_all([lo, hi] if executor is not None and plan.jobs > 1 else [lo])

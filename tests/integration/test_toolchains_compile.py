@@ -104,7 +104,10 @@ def test_bisect_over_flash_attn_4_releases(compile_cache):
     proc = cutediff(args, compile_cache, timeout=3000)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
-    assert result["first_bad"] == "4.0.0b33" and result["last_good"] == "4.0.0b32"
+    assert result["first_bad"] == "4.0.0b33" and result["last_good"] == "4.0.0b32", (
+        result["steps"],
+        proc.stderr[-3000:],
+    )
     assert result["over"] == {**result["over"], "kind": "package", "package": "flash-attn-4"}
     assert result["sides"]["4.0.0b33"] == "4.8.0,quack-kernels==0.6.5,flash-attn-4==4.0.0b33"
     assert "flash-attn-4==4.0.0b33" in result["compare_command"]

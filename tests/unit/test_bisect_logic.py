@@ -134,6 +134,37 @@ def test_only_untestable_between_gives_candidates_not_a_guess():
     assert res["last_good"] == "4.6.2" and res["first_bad_candidates"] == ["4.6.3", "4.7.0", "4.7.1"]
 
 
+def test_a_transient_failure_is_tried_once_more_not_taken_as_an_answer():
+    """A version whose environment could not be made (the index or the network failed) or whose
+    compile worker was killed is probed again once; a version that fails twice stays untestable."""
+    table = {v: (176 if v >= "4.7.0" else 0) for v in VS}
+    flaky = {"4.6.3": 1, "4.7.0": 1, "4.6.2": 9}  # failures left per version
+    calls = []
+
+    def probe(p):
+        if flaky.get(p.side, 0) > 0:
+            flaky[p.side] -= 1
+            calls.append(p.side)
+            why = "the worker was killed (SIGKILL)" if p.side == "4.7.0" else "the package index did not answer."
+            return {"status": "failed", "stage": "environment" if p.side != "4.7.0" else "compile", "why": why}
+        return _prober(table, calls)(p)
+
+    res = run_bisect(_plan(VS), probe_fn=probe)
+    assert res["first_bad"] == "4.7.0" and res["last_good"] == "4.6.3", res["steps"]
+    steps = {s["version"]: s for s in res["steps"]}
+    assert steps["4.7.0"]["tries"] == 2 and steps["4.6.3"]["tries"] == 2
+    assert len([s for s in res["steps"] if s["tries"] == 2]) == len({v for v in calls if calls.count(v) == 2})
+    orders = [s["order"] for s in res["steps"]]
+    assert orders == sorted(set(orders))  # a retry keeps its place in the order
+    if "4.6.2" in steps:  # fails on every try: tried twice, then untestable
+        assert steps["4.6.2"]["verdict"] == "untestable" and steps["4.6.2"]["tries"] == 2
+    # a failure that is an answer (the version does not import) is not tried again
+    table2 = {v: None if v == "4.6.3" else (176 if v >= "4.7.0" else 0) for v in VS}
+    calls2 = []
+    res2 = run_bisect(_plan(VS), probe_fn=_prober(table2, calls2))
+    assert calls2.count("4.6.3") <= 1 and all(s["tries"] == 1 for s in res2["steps"])
+
+
 def test_endpoint_checks():
     table = {v: 176 for v in VS}
     with pytest.raises(CutediffError, match="true at --good 4.5.1 .*nothing to bisect"):
