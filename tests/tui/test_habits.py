@@ -79,6 +79,34 @@ async def test_help_shows_legend_and_scrolls(make_app):
             assert any(line.startswith(key) for line in text.splitlines()), key
 
 
+async def test_help_follows_a_theme_change_and_hides_the_screen_below(make_app):
+    """The help is one widget of Rich tables coloured from the theme: a theme switched while it is
+    open recolours it; its background is opaque (the main screen is not re-rendered under it)."""
+    from textual.color import Color
+
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await open_fa4(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        assert help_screen.styles.background.a == 1
+
+        from textual.widgets import Static
+
+        def title_colour() -> str:  # as shown, not as it would be built now
+            return help_screen.query_one("#help-body", Static).content.renderables[0].style.color.name
+
+        before = title_colour()
+        assert before.lower() == Color.parse(app.get_css_variables()["accent"]).hex.lower()
+        app.theme = "textual-light" if app.theme != "textual-light" else "nord"
+        await pilot.pause()
+        after = title_colour()
+        assert after != before and after.lower() == Color.parse(app.get_css_variables()["accent"]).hex.lower()
+        assert "gutter marks" in screenshot_text(app)
+
+
 async def test_search_then_n_repeats_with_counter(make_app):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:

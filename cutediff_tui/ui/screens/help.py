@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.console import Group
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Vertical, VerticalScroll
+from textual.color import Color
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -48,6 +53,8 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen {
         align: center middle;
+        /* opaque: a see-through modal re-renders the whole main screen, tinted, under every frame */
+        background: $background;
         & > #help {
             width: 100;
             max-width: 100%;
@@ -60,12 +67,7 @@ class HelpScreen(ModalScreen[None]):
             padding: 0 1;
         }
         & VerticalScroll { height: auto; max-height: 100%; scrollbar-size-vertical: 1; }
-        & .help-group { color: $accent; text-style: bold; margin-top: 1; height: 1; }
-        & Grid { grid-size: 3; grid-columns: 14 18 1fr; grid-rows: auto; height: auto; }
-        & .help-keys { color: $accent; text-style: bold; height: auto; }
-        & .help-desc { text-style: bold; height: auto; }
-        & .help-tip { color: $text-muted; height: auto; }
-        & #legend { grid-columns: 14 1fr; grid-size: 2; }
+        & #help-body { height: auto; }
     }
     """
 
@@ -85,24 +87,47 @@ class HelpScreen(ModalScreen[None]):
         self.rows: list[tuple[str, str, str]] = []
 
     def compose(self) -> ComposeResult:
+        # One widget drawing Rich tables: a widget per cell (about 200) took 0.6-0.8 s to open and
+        # 0.2 s to close on the sample (benchmarks/bench_big_listing.py, `?` while loading).
         with Vertical(id="help") as box:
             box.border_title = "cutediff keys"
             box.border_subtitle = "esc closes · j/k ctrl+d/u scroll · ctrl+p: command palette"
             with VerticalScroll(id="help-scroll"):
-                yield Static(_LEGEND_TITLE, classes="help-group")
-                with Grid(id="legend"):
-                    for mark, meaning in GUTTER_LEGEND:
-                        yield Static(mark, classes="help-keys", markup=False)
-                        yield Static(meaning, classes="help-tip", markup=False)
-                for title, bindings in self.groups:
-                    rows = binding_rows(self.app, bindings)
-                    self.rows.extend(rows)
-                    yield Static(title, classes="help-group")
-                    with Grid():
-                        for keys, desc, tip in rows:
-                            yield Static(keys, classes="help-keys", markup=False)
-                            yield Static(desc, classes="help-desc", markup=False)
-                            yield Static(tip, classes="help-tip", markup=False)
+                yield Static(self.body(), id="help-body")
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "theme", self._restyle, init=False)
+
+    def _restyle(self) -> None:
+        self.query_one("#help-body", Static).update(self.body())
+
+    def body(self) -> Group:
+        """The legend and every group of keys, styled with the theme's accent and muted colours."""
+        v = self.app.get_css_variables()
+        surface = Color.parse(v.get("surface", "#000000"))
+        accent = Color.parse(v.get("accent", "#ffa62b")).rich_color
+        muted = surface.blend(Color.parse(v.get("foreground", "#e0e0e0")), 0.6).rich_color
+        title = Style(color=accent, bold=True)
+        keys, desc, tip = Style(color=accent, bold=True), Style(bold=True), Style(color=muted)
+        parts: list = [Text(_LEGEND_TITLE, style=title)]
+        legend = Table.grid(expand=True)
+        legend.add_column(width=14, style=keys)
+        legend.add_column(ratio=1, style=tip)
+        for mark, meaning in GUTTER_LEGEND:
+            legend.add_row(Text(mark), Text(meaning))
+        parts.append(legend)
+        self.rows = []
+        for name, bindings in self.groups:
+            rows = binding_rows(self.app, bindings)
+            self.rows.extend(rows)
+            table = Table.grid(expand=True)
+            table.add_column(width=14, style=keys)
+            table.add_column(width=18, style=desc)
+            table.add_column(ratio=1, style=tip)
+            for row in rows:
+                table.add_row(*(Text(cell) for cell in row))
+            parts += [Text(""), Text(name, style=title), table]
+        return Group(*parts)
 
     def action_close(self) -> None:
         self.dismiss(None)
