@@ -11,7 +11,7 @@ Stages:
   analysis parse/classify/align of the FA4 pair and of 10x/100x synthetic listings
            (benchmarks/bench_analysis.py; target <= 0.15 s for the pair);
   env      environment creation with a warm uv cache vs plain `pip install --target` of the same
-           lock (target <= 5 s);
+           lock (target <= 5 s), and offline from a wheelhouse with an empty uv cache;
   tui      start to drawn sample and keystroke-to-repaint on a 100k-line listing (benchmarks/bench_tui.py,
            when present);
   bench    the recorded H200 run (benchmarks/results/h200/run3): cutediff medians vs the standalone
@@ -39,8 +39,10 @@ FWD = ["--kernel", "fa4-fwd", "--arch", "sm_103a", "--varlen", "--causal", "--hd
 TEST_CACHE = ROOT / ".cache" / "test-cache"
 
 
-def cli(args: list[str], cache: Path) -> tuple[float, subprocess.CompletedProcess]:
-    env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(cache))
+def cli(
+    args: list[str], cache: Path, extra_env: dict[str, str] | None = None
+) -> tuple[float, subprocess.CompletedProcess]:
+    env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(cache), **(extra_env or {}))
     t0 = time.perf_counter()
     proc = subprocess.run([PY, "-m", "cutediff_tui.cli", *args], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
@@ -117,10 +119,25 @@ def stage_env(repeat: int) -> dict:
         )
         pip_times.append(time.perf_counter() - t0)
         shutil.rmtree(d)
+    # offline from a wheelhouse (issue 19): no index, an empty uv cache, a fresh cutediff cache
+    wh = Path(tempfile.mkdtemp(prefix="cutediff-wh-"))
+    cli(["env", "download", "4.8.0", *PINS, "-d", str(wh / "wh"), "-q"], wh)
+    wh_times = []
+    for _ in range(repeat):
+        d = Path(tempfile.mkdtemp(prefix="cutediff-env-"))
+        offline = {"UV_OFFLINE": "1", "UV_CACHE_DIR": str(d / "uv"), "PIP_NO_INDEX": "1"}
+        t0 = time.perf_counter()
+        cli(["env", "create", "4.8.0", *PINS, "--wheelhouse", str(wh / "wh")], d, extra_env=offline)
+        wh_times.append(time.perf_counter() - t0)
+        shutil.rmtree(d)
+    wh_mb = sum(f.stat().st_size for f in (wh / "wh").rglob("*") if f.is_file()) / 2**20
+    shutil.rmtree(wh)
     return {
         "cutediff_env_create_s": spread(uv_times),
         "pip_target_same_lock_s": spread(pip_times),
         "ratio": statistics.median(uv_times) / statistics.median(pip_times),
+        "wheelhouse_offline_s": spread(wh_times),
+        "wheelhouse_mb": round(wh_mb, 1),
         "target_s": 5.0,
     }
 
@@ -210,6 +227,13 @@ def write_results(res: dict) -> None:
             f"| environment creation, warm uv cache (DSL 4.8.0 + pins) | {e['cutediff_env_create_s']['median']:.1f} s | "
             f"pip --target, same lock {e['pip_target_same_lock_s']['median']:.1f} s | {e['ratio']:.2f} | <= 5 s |"
         )
+        if "wheelhouse_offline_s" in e:
+            w = e["wheelhouse_offline_s"]["median"]
+            lines.append(
+                f"| environment creation offline, `env create --wheelhouse` ({e['wheelhouse_mb']:.0f} MB of wheels, "
+                f"empty uv cache, no index) | {w:.1f} s | warm uv cache {e['cutediff_env_create_s']['median']:.1f} s | "
+                f"{w / e['cutediff_env_create_s']['median']:.2f} | recorded |"
+            )
     t = res.get("tui")
     if t:
         for k, v in t.get("figures", {}).items():
