@@ -82,6 +82,23 @@ def test_quack_rmsnorm_diffs_across_dsl_versions(compile_cache):
     assert any("ThrMma" in s for s in result["sides"]["b"]["shims"])  # quack 0.4.1 on DSL 4.8
 
 
+@pytest.mark.parametrize("recipe", ["quack-rmsnorm-fwd", "quack-softmax-bwd"])
+def test_line_info_leaves_quack_resources_alone(compile_cache, recipe):
+    """Issue 19: one line-info build per side is enough only if line info does not change the
+    resource figures. A compare with the plain check builds both and records `perturbed` per
+    kernel; on quack's kernels (4.5.1 and 4.8.0, sm_100a) it is False, as on FA4's."""
+    proc = cutediff(
+        ["compare", "4.5.1", "4.8.0", *PINS, "--kernel", recipe, "--arch", "sm_100a", "--json", "-", "-q"],
+        compile_cache,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    flags = {
+        (s, k["name"]): (k.get(s) or {}).get("lineinfo", {}).get("perturbed") for k in result["kernels"] for s in "ab"
+    }
+    assert flags and all(v is False for v in flags.values()), flags
+
+
 def test_quack_version_without_the_entry_point(compile_cache):
     proc = cutediff(
         [
