@@ -161,7 +161,9 @@ def stage_edit(rounds: int, baseline: Path | None, kind: str) -> dict:
             for name in order if r % 2 == 0 else order[::-1]:
                 proc = procs[name]
                 assert proc.stdin is not None and proc.stdout is not None
-                proc.stdin.write(f"round {r}\n")
+                # each tree saves its own constants: no cubin of one reaches the other through the
+                # disassembly cache, which keeps texts per cubin content (disasm/cubin/SHA)
+                proc.stdin.write(f"round {len(trees) * r + list(trees).index(name)}\n")
                 proc.stdin.flush()
                 res = json.loads(proc.stdout.readline())
                 out.setdefault(name, []).append(res)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from .analysis import align as align_mod
 from .analysis import budgets, classes, memory, pressure, ptx_facts, spills, tools
 from .analysis.fingerprint import cubin_toolchain, ptx_toolchain
+from .analysis.line_table import LineTable, LineTableUnusable, lineinfo_listing, read_line_table
 from .analysis.ptx import parse_ptx
 from .analysis.resource_usage import parse_resource_usage
 from .analysis.sass import SassListing, merge_sass, parse_sass
@@ -99,15 +100,20 @@ def kernel_texts(
     live: bool = False,
     repairs: list[str] | None = None,
     plain: bool = True,
+    from_table: bool = False,
 ) -> dict[str, str]:
     """nvdisasm/cuobjdump output for one cubin, read from ``cache`` when there (``plain``: the
-    listing without line info too; a line-info build that stands alone needs only its ``-g`` one).
+    listing without line info too; a line-info build that stands alone needs only its ``-g`` one,
+    or, ``from_table``, none: its source lines come from the cubin's line table and its listing
+    from ``-lrm count``, and the ``-g`` one is made only when nvdisasm refuses ``-lrm``).
 
     An entry of the disassembly cache carries a hash record: one whose files changed on disk is
     removed and made again, and the sentence saying so is appended to ``repairs``."""
     wanted: dict[str, dict[str, Any] | None] = {"sass": dict()} if plain else {}
-    if line_info and not plain:  # the listing first: its tool's failure is the one to report
+    if line_info and not plain and not (from_table and live):  # the listing first: its failure is the one to report
         wanted["sass_g"] = dict(line_info=True)
+    if line_info and not plain and from_table and live:
+        wanted["lrm"] = dict(live_ranges=True)
     wanted["res"] = None
     if line_info and plain:
         wanted["sass_g"] = dict(line_info=True)
@@ -155,6 +161,8 @@ def _kernel_texts(
     for name, result in _run_tools(cubin, [(n, wanted[n]) for n in missing if n not in made]):
         if isinstance(result, CutediffError):
             listing = out.get("sass") or out.get("sass_g") or dict(ran).get("sass") or dict(ran).get("sass_g")
+            if name == "lrm" and listing is None and not any(n in wanted for n in ("sass", "sass_g")):
+                listing = _listing_instead(cubin, cache, out, ran)  # the lines come from the -g listing then
             if name != "lrm" or listing is None:
                 raise result
             # nvdisasm reads some cubins (Triton's, DSL 4.3's) only in its "old format", and then
@@ -177,6 +185,22 @@ def _kernel_texts(
 
         write_record(cache)
     return out
+
+
+def _listing_instead(cubin: Path, cache: Path | None, out: dict[str, str], ran: list[tuple[str, str]]) -> str:
+    """The ``-g`` listing of a cubin whose ``-lrm`` listing was to be its only one, when nvdisasm
+    refuses ``-lrm`` (its "old format" cubins: Triton's, DSL 4.3's); added to ``ran``."""
+    gz = cache / "sass_g.txt.gz" if cache else None
+    path = cache / "sass_g.txt" if cache else None
+    for p in (path, gz):
+        if p is not None and p.is_file():
+            out["sass_g"] = read_bounded(p).decode(errors="replace")
+            return out["sass_g"]
+    ((_name, result),) = _run_tools(cubin, [("sass_g", dict(line_info=True))])
+    if isinstance(result, CutediffError):
+        raise result
+    ran.append(("sass_g", result))
+    return result
 
 
 def _by_cubin(cubin: Path) -> Path | None:
@@ -286,6 +310,47 @@ def _tool_failure(tool: str, cubin: Path, exc: CutediffError) -> CutediffError:
     )
 
 
+# ---------------------------------------------------------------- a line-info build standing alone
+
+
+def usable_line_table(cubin: Path) -> LineTable | None:
+    """The cubin's line table when it can stand in for ``nvdisasm -g`` (None: no line info, or a
+    table not read here; the ``-g`` listing is made then)."""
+    try:
+        table = read_line_table(read_bounded(cubin))
+    except LineTableUnusable as exc:
+        stamp("analysis: line table not used", cubin=str(cubin), why=str(exc))
+        return None
+    except (OSError, CutediffError):
+        return None  # the tools say what is wrong with the file
+    return table if table is not None and table.has_rows else None
+
+
+def standalone_listing(
+    cubin: Path, cache: Path | None, repairs: list[str] | None = None
+) -> tuple[SassListing, dict[str, str]]:
+    """The listing of a line-info cubin that is its side's only build, with source lines and live
+    registers, and the texts it came from (``res``, ``lrm``; ``sass_g`` when it was needed).
+
+    One nvdisasm run (``-lrm count``) with the source lines read from the cubin's DWARF line table
+    (:mod:`.analysis.line_table`); the ``-g`` listing is made, as before, only where the table is
+    missing, not read here or disagrees with the listing, or nvdisasm refuses ``-lrm``."""
+    table = usable_line_table(cubin)
+    if table is not None:
+        texts = kernel_texts(cubin, cache, line_info=True, live=True, plain=False, repairs=repairs, from_table=True)
+        if "sass_g" not in texts:
+            live = parse_sass(texts["lrm"])
+            try:
+                lines = lineinfo_listing(live, table)
+            except LineTableUnusable as exc:
+                stamp("analysis: line table not used", cubin=str(cubin), why=str(exc))
+            else:
+                return merge_sass(lines, lines, live), texts
+    texts = kernel_texts(cubin, cache, line_info=True, live=True, plain=False, repairs=repairs)
+    g = texts["sass_g"]
+    return merge_sass(parse_sass(g), parse_sass(g), parse_sass(texts["lrm"])), texts
+
+
 # ---------------------------------------------------------------- one kernel of one side
 
 
@@ -323,31 +388,27 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
         sass = (kdir / "kernel.sass").read_text(errors="replace")
         texts = {"sass": sass, "lrm": sass, "res": ""}
     alone = li_build is build and li_kdir == kdir and not sass_only  # the line-info build is the only one
-    if alone:
-        texts = kernel_texts(
-            kdir / "kernel.cubin",
-            text_cache_dir(build.key, index),
-            line_info=True,
-            live=True,
-            repairs=repairs,
-            plain=False,
-        )
-        texts["sass"] = texts["sass_g"]
-    elif not sass_only:
-        texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True, repairs=repairs)
-    plain = parse_sass(texts["sass"])
-    live = parse_sass(texts["lrm"])
-    li_listing = None
     li_res = None
     if alone:
-        li_listing, li_res = parse_sass(texts["sass_g"]), texts["res"]
-    elif li_kdir is not None and li_build is not None and (li_kdir / "kernel.cubin").is_file():
-        li_texts = kernel_texts(
-            li_kdir / "kernel.cubin", text_cache_dir(li_build.key, index), line_info=True, repairs=repairs, plain=False
-        )
-        li_listing = parse_sass(li_texts["sass_g"])
-        li_res = li_texts["res"]
-    listing = merge_sass(plain, li_listing, live)
+        listing, texts = standalone_listing(kdir / "kernel.cubin", text_cache_dir(build.key, index), repairs)
+        li_res = texts["res"]
+    else:
+        if not sass_only:
+            texts = kernel_texts(kdir / "kernel.cubin", text_cache_dir(build.key, index), live=True, repairs=repairs)
+        plain = parse_sass(texts["sass"])
+        live = parse_sass(texts["lrm"])
+        li_listing = None
+        if li_kdir is not None and li_build is not None and (li_kdir / "kernel.cubin").is_file():
+            li_texts = kernel_texts(
+                li_kdir / "kernel.cubin",
+                text_cache_dir(li_build.key, index),
+                line_info=True,
+                repairs=repairs,
+                plain=False,
+            )
+            li_listing = parse_sass(li_texts["sass_g"])
+            li_res = li_texts["res"]
+        listing = merge_sass(plain, li_listing, live)
     sources = shorten_paths(listing)
     func = next((f for f in listing.functions if f.name == function), None) if function else None
     func = func or _entry(listing)
@@ -491,7 +552,14 @@ def disassemble_side(outcome: SideOutcome) -> None:
     for kdir in build.kernels:
         index = kdir.name
         if li is build:
-            calls.append((kdir, text_cache_dir(build.key, index), dict(line_info=True, live=True, plain=False)))
+            from_table = usable_line_table(kdir / "kernel.cubin") is not None
+            calls.append(
+                (
+                    kdir,
+                    text_cache_dir(build.key, index),
+                    dict(line_info=True, live=True, plain=False, from_table=from_table),
+                )
+            )
             continue
         calls.append((kdir, text_cache_dir(build.key, index), dict(live=True)))
         li_kdir = li_dirs.get(index)
@@ -509,6 +577,7 @@ def disassemble_side(outcome: SideOutcome) -> None:
                 line_info=kw.get("line_info", False),
                 live=kw.get("live", False),
                 plain=kw.get("plain", True),
+                from_table=kw.get("from_table", False),
             )
         except CutediffError:
             pass  # side_kernel runs the tool again and reports the failure with its side
@@ -659,10 +728,7 @@ def load_listing(metrics: dict) -> SassListing:
         sass = (kdir / "kernel.sass").read_text(errors="replace")
         texts = {"sass": sass, "lrm": sass}
     elif files.get("lineinfo_dir") == files["dir"]:  # the line-info build stood alone
-        texts = kernel_texts(kdir / "kernel.cubin", cache_for(kdir), line_info=True, live=True, plain=False)
-        g = texts["sass_g"]
-        listing = merge_sass(parse_sass(g), parse_sass(g), parse_sass(texts["lrm"]))
-        return _one_function(listing, metrics)
+        return _one_function(standalone_listing(kdir / "kernel.cubin", cache_for(kdir))[0], metrics)
     else:
         texts = kernel_texts(kdir / "kernel.cubin", cache_for(kdir), live=True)
     li = None

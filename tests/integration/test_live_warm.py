@@ -137,3 +137,46 @@ def test_with_cores_to_spare_the_plain_check_build_runs_beside_the_line_info_bui
     k = comparison["kernels"][0]
     assert [k[s]["lineinfo"]["perturbed"] for s in "ab"] == [False, False]
     assert all(comparison["sides"][s]["build_key"] != comparison["sides"][s]["lineinfo_key"] for s in "ab")
+
+
+def test_without_the_plain_check_each_side_runs_nvdisasm_once_and_loses_no_line(own_cache, tmp_path, stamps):
+    """The edit loop's compare (watch mode, --no-plain-check): each side's only build carries line
+    info; its source lines come from the cubin's line table, and the listing, figures and
+    per-line attributions are the ones the -g listing gave (made here, after the compare)."""
+    from cutediff_tui.core import warm
+    from cutediff_tui.core.analysis import spills
+    from cutediff_tui.core.analysis.sass import merge_sass, parse_sass
+    from cutediff_tui.core.analysis_pipeline import (
+        kernel_texts,
+        line_deltas,
+        load_listing,
+        pressure_summary,
+        shorten_paths,
+    )
+    from cutediff_tui.core.compare import run_compare
+    from cutediff_tui.core.options import compare_options
+
+    rec = tmp_path / "alone_add.py"
+    rec.write_text(SAMPLE.read_text())
+    kw = {"kernel": str(rec), "arch": "sm_90a", "with_": PIN_LIST, "no_plain_check": True}
+    with warm.session():
+        comparison = run_compare(compare_options("4.5.1", "4.8.0", kw))
+    assert not any(comparison["sides"][s]["error"] for s in "ab")
+    tools = [s.split()[1] for s in lines(stamps) if s.startswith("tool: ") and s.endswith("started")]
+    assert sorted(tools) == sorted(["res", "lrm"] * 2), tools  # no -g run
+    k = comparison["kernels"][0]
+    old = {}
+    for s in "ab":
+        m = k[s]
+        assert m["files"]["lineinfo_dir"] == m["files"]["dir"]
+        texts = kernel_texts(Path(m["files"]["dir"]) / "kernel.cubin", None, line_info=True, live=True, plain=False)
+        g = texts["sass_g"]
+        before = merge_sass(parse_sass(g), parse_sass(g), parse_sass(texts["lrm"]))
+        shorten_paths(before)  # as the comparison keeps them
+        now = load_listing(m)
+        assert now == before
+        assert now.main.instrs[0].line is not None
+        assert pressure_summary(before.main) == m["pressure"]
+        assert spills.spill_sites(before.main) == spills.spill_sites(now.main)
+        old[s] = before.main
+    assert line_deltas(old["a"], old["b"]) == k["lines"]
