@@ -300,9 +300,12 @@ def watch_tui(opts: CompareOptions, plan, kw: dict[str, Any], progress: Progress
             f"Recipe {opts.recipe.name} has no source file here to watch.",
             "Use --watch with a recipe file (--kernel path/to/file.py) or a --with source folder.",
         )
+    from ..core.watch import source_digests
+
     with warm.session():
+        seen = source_digests(plan.watched())  # before the compile: a save during it counts
         comparison = run_compare_plan(opts, plan, progress)
-        app = CutediffApp(comparison, watch=WatchSpec(opts, plan, given_params(kw)))
+        app = CutediffApp(comparison, watch=WatchSpec(opts, plan, given_params(kw), seen))
         app.run()
     exit_with(app)
 

@@ -90,6 +90,13 @@ def _stat(p: Path) -> tuple | None:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
+def source_digests(paths: Iterable[str | Path]) -> dict[Path, str | None]:
+    """The content digest of each file under ``paths`` (folders expanded to their ``.py`` files),
+    as a :class:`Watcher` compares them: take it before compiling what a watch will show, and give
+    it to the watch as ``seen``, so that a save made before the watch started still counts."""
+    return {f: _read(f)[0] for f in _expand(Path(p) for p in paths)}
+
+
 def _read(p: Path) -> tuple[str | None, str | None]:
     """(digest, text) of a file; (None, None) when it is missing."""
     try:
@@ -141,7 +148,12 @@ class Watcher:
     """
 
     def __init__(
-        self, paths: Iterable[str | Path], on_change: Callable[[Change], Any], *, interval: float = 0.25
+        self,
+        paths: Iterable[str | Path],
+        on_change: Callable[[Change], Any],
+        *,
+        interval: float = 0.25,
+        seen: dict[Path, str | None] | None = None,
     ) -> None:
         self.on_change = on_change
         self.interval = interval
@@ -155,6 +167,9 @@ class Watcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._snapshot()
+        for f, digest in (seen or {}).items():  # what the shown result was built from, if older
+            if f in self._digests:
+                self._digests[f] = digest
 
     @property
     def paths(self) -> list[Path]:
@@ -164,6 +179,11 @@ class Watcher:
         """The files polled now."""
         with self._lock:
             return list(self._stats)
+
+    def digests(self) -> dict[Path, str | None]:
+        """The content digest last seen of each file (a later watch's ``seen``)."""
+        with self._lock:
+            return dict(self._digests)
 
     def text(self, path: str | Path) -> str | None:
         """The last known text of a polled file."""
@@ -259,6 +279,7 @@ class Watcher:
                 self._stop.wait(self.interval)
                 continue
             self._moved = False
+            live = False
             try:
                 for batch in watchfiles.watch(
                     *folders,
@@ -270,7 +291,11 @@ class Watcher:
                     yield_on_timeout=True,
                     raise_interrupt=False,
                 ):
-                    change = self.collect(p for _kind, p in batch) if batch else None
+                    touched = [p for _kind, p in batch] if batch else []
+                    if not live:  # the watch is set up now: a save made before it (while the
+                        live = True  # first result compiled, or between two watches) counts too
+                        touched += [str(f) for f in self.files()]
+                    change = self.collect(touched) if touched else None
                     if change is not None:
                         self.on_change(change)
                     if self._moved or self._folders()[0] != folders:
@@ -464,6 +489,7 @@ class CompareWatch:
         given: dict | None = None,
         interval: float = 0.25,
         on_start: Callable[[Change], Any] | None = None,
+        seen: dict[Path, str | None] | None = None,
     ) -> None:
         self.opts = opts
         self.plan = plan
@@ -479,7 +505,7 @@ class CompareWatch:
         self._stop = threading.Event()
         self._busy = False
         self._thread: threading.Thread | None = None
-        self.watcher = Watcher(list(plan.watched()), self._changed, interval=interval)
+        self.watcher = Watcher(list(plan.watched()), self._changed, interval=interval, seen=seen)
 
     def watched(self) -> list[Path]:
         return self.watcher.files()

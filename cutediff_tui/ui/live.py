@@ -37,6 +37,9 @@ class WatchSpec:
     opts: Any
     plan: Any
     given: dict
+    #: the sources' digests when the shown comparison was built (``core.watch.source_digests``):
+    #: a save made after that, before the watch started, is then compiled at once
+    seen: dict | None = None
 
 
 def spec_from_comparison(comparison: dict) -> WatchSpec:
@@ -101,6 +104,7 @@ class LiveWatch:
             on_error=lambda msg, ch: post(LiveError(msg, ch)),
             on_start=lambda ch: post(LiveCompiling(set(ch.sides) or {"a", "b"}, ch.names())),
             interval=0.05,
+            seen=self.spec.seen,
         )
         self.watch.start(initial=False)
 
@@ -108,7 +112,7 @@ class LiveWatch:
         """Stop watching and cancel a compile in flight (the app stops the warm workers on exit)."""
         watch, self.watch = self.watch, None
         if watch is not None:
-            self.spec = WatchSpec(watch.opts, watch.plan, watch.given)
+            self.spec = WatchSpec(watch.opts, watch.plan, watch.given, watch.watcher.digests())
             watch.stop()
 
 

@@ -164,6 +164,44 @@ def test_cursor_stays_on_the_source_line_after_an_edit(compile_cache, monkeypatc
     assert moved.line == add_line + 3 and moved.file == anchor.file
 
 
+async def test_tui_watch_compiles_a_save_made_while_the_first_result_compiled(compile_cache, monkeypatch):
+    """`compare --watch --tui` takes the sources' digests before the first compile; a save made
+    before the TUI's watch started (here: after the first compile, before the app) is compiled
+    as soon as the watch starts, with no further save (it used to wait for the next one)."""
+    import asyncio
+
+    from cutediff_tui.core import warm
+    from cutediff_tui.core.options import compare_options as build_options
+    from cutediff_tui.core.recipes.sources import plan_sources, run_compare_plan
+    from cutediff_tui.core.watch import source_digests
+    from cutediff_tui.ui.app import CutediffApp
+    from cutediff_tui.ui.live import WatchSpec
+
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(compile_cache))
+    recipe_file = _stable_copy(compile_cache, "early_save_add.py")
+    opts = build_options("4.5.1", "4.8.0", {"kernel": str(recipe_file), "arch": "sm_90a", "with_": tuple(PINS[1::2])})
+    plan = plan_sources(opts.recipe)
+    with warm.session():
+        seen = source_digests(plan.watched())
+        first = run_compare_plan(opts, plan)
+        token = uuid.uuid4().hex[:8]
+        recipe_file.write_text(recipe_file.read_text() + f"\n# saved while compiling {token}\n")
+        app = CutediffApp(
+            first,
+            versions=["4.5.1", "4.8.0"],
+            installed={"4.5.1", "4.8.0"},
+            gpu_probe=None,
+            watch=WatchSpec(opts, plan, {}, seen),
+        )
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = app.screen
+            deadline = time.monotonic() + 180
+            while screen.comparison is first and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            assert screen.comparison is not first, "the save made before the watch started was not compiled"
+            await pilot.pause()
+
+
 async def test_tui_watch_refreshes_in_place_and_keeps_the_last_good_result(compile_cache, monkeypatch):
     """The acceptance test of the TUI watch: edit the recipe while the TUI watches it (real
     compiles on warm workers); the pane refreshes with the cursor on the same instruction; a

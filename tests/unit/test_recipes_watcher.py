@@ -142,6 +142,32 @@ def test_watcher_thread_calls_back(tmp_path):
     assert seen[0].paths == [f]
 
 
+def test_a_save_before_the_watch_started_counts(tmp_path):
+    """The digests taken before the shown result was built (``seen``): a save made while it
+    compiled, before the watch existed, raises no file event; the watch finds it when it starts
+    (its first look compares every file) instead of waiting for the next save. Without ``seen``
+    the watch takes what it reads at start as already shown."""
+    from cutediff_tui.core.watch import source_digests
+
+    f = tmp_path / "r.py"
+    f.write_text("x = 1\n")
+    seen_before = source_digests([f])
+    f.write_text("x = 2\n")  # the save nobody watched
+    got: list[Change] = []
+    event = threading.Event()
+
+    def on_change(c):
+        got.append(c)
+        event.set()
+
+    with Watcher([f], on_change, interval=0.05, seen=seen_before):
+        assert event.wait(5), "the earlier save was not noticed"
+    assert got[0].paths == [f] and got[0].after[f] == "x = 2\n"
+    quiet = threading.Event()
+    with Watcher([f], lambda c: quiet.set(), interval=0.05):  # no seen: nothing to report
+        assert not quiet.wait(1.0)
+
+
 # ---------------------------------------------------------------- the recompile loop (compile faked)
 
 
