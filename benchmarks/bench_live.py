@@ -67,6 +67,13 @@ def edit_driver(kind: str) -> None:
     from cutediff_tui.ui.app import CutediffApp
     from cutediff_tui.ui.live import LiveBanner, WatchSpec
 
+    try:
+        from cutediff_tui.core.watch import source_digests
+    except ImportError:  # a baseline tree from before it: its watch starts from what it reads then
+
+        def source_digests(paths):  # type: ignore[misc]
+            return None
+
     stamps: list[tuple[str, float, dict]] = []
 
     class Collect(logging.Handler):
@@ -87,8 +94,15 @@ def edit_driver(kind: str) -> None:
 
     async def run() -> None:
         with warm.session() as pool:
+            seen = source_digests(plan.watched())
             first = run_compare_plan(opts, plan)
-            app = CutediffApp(first, versions=[], installed=set(), gpu_probe=None, watch=WatchSpec(opts, plan, {}))
+            app = CutediffApp(
+                first,
+                versions=[],
+                installed=set(),
+                gpu_probe=None,
+                watch=WatchSpec(opts, plan, {}, seen) if seen is not None else WatchSpec(opts, plan, {}),
+            )
             async with app.run_test(size=(120, 36)) as pilot:
                 screen = app.screen
                 t_wait = time.monotonic()
@@ -96,6 +110,9 @@ def edit_driver(kind: str) -> None:
                     await asyncio.sleep(0.1)  # the warm workers start (prewarm)
                     if time.monotonic() - t_wait > 300:
                         raise SystemExit("the warm workers did not start within 300 s")
+                while app.live is None or not app.live.running:  # the TUI's watch has started
+                    await asyncio.sleep(0.1)
+                await asyncio.sleep(1.0)  # and its file watch is set up (a tree without `seen`)
                 print(json.dumps({"ready": round(time.monotonic() - t_wait, 2)}), flush=True)
                 while line := await asyncio.to_thread(sys.stdin.readline):
                     n = int(line.split()[1])
