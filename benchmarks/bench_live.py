@@ -59,8 +59,6 @@ def edit_driver(kind: str) -> None:
     N and answers one JSON line: save → refreshed pane, that round's compile, the timing stamps."""
     import logging
 
-    from textual.css.query import NoMatches
-
     from cutediff_tui.core import warm
     from cutediff_tui.core.options import compare_options
     from cutediff_tui.core.recipes.sources import plan_sources, run_compare_plan
@@ -123,11 +121,11 @@ def edit_driver(kind: str) -> None:
                     rec.write_text(edited(src, kind, n))
                     while True:
                         await asyncio.sleep(0.01)
-                        try:
-                            banners = [screen.query_one(f"#live-{s}", LiveBanner).state for s in "ab"]
-                        except NoMatches:  # the screen is being recomposed
-                            continue
-                        if screen.comparison is not shown and screen.model is not None and banners == ["", ""]:
+                        # a banner that is not mounted shows nothing: the screen mounts them on the
+                        # watch's first news and a recompose may leave them out (waiting for them
+                        # hung the driver at random saves)
+                        banners = [b.state for s in "ab" for b in screen.query(f"#live-{s}").results(LiveBanner)]
+                        if screen.comparison is not shown and screen.model is not None and not any(banners):
                             break
                         if time.monotonic() - t0 > 300:
                             raise SystemExit("no refresh within 300 s")
