@@ -434,7 +434,7 @@ def side_kernel(build: Build, kdir: Path, li_build: Build | None, li_kdir: Path 
     sites = spills.spill_sites(func)
     metrics["spill_sites"] = [_plain(s) for s in sites]
     metrics["pressure"] = pressure_summary(func)
-    metrics["line_info_mapped"] = bool(listing.merge and listing.merge.lineinfo == "mapped")
+    metrics["line_info_mapped"] = bool(listing.merge and listing.merge.lineinfo in ("exact", "index"))
     ptx_text = read_text(kdir, "kernel.ptx")
     ptx_budgets = None
     if ptx_text is not None:

@@ -83,6 +83,7 @@ def test_spill_sites_have_source_lines(fwd_result):
     assert any("flash_attn/cute/" in s["file"] for s in with_lines)
     assert k["a"]["spill_sites"] == []
     assert k["a"]["lineinfo"]["perturbed"] is False and k["b"]["lineinfo"]["perturbed"] is False
+    assert k["a"]["lineinfo"]["mapped"] is True and k["b"]["lineinfo"]["mapped"] is True
 
 
 def test_same_compare_again_is_served_from_cache(fwd_result, compile_cache):
