@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import re
 import struct
+from typing import NamedTuple
 
 from cutediff_tui.core.errors import CutediffError
 
-__all__ = ["ptx_toolchain", "cubin_toolchain", "cubin_arch", "cubin_sections"]
+__all__ = ["ptx_toolchain", "cubin_toolchain", "cubin_arch", "cubin_sections", "section_headers", "Section"]
 
 _RELEASE_RE = re.compile(r"Cuda compilation tools,\s*release\s+(\d+\.\d+)(?:,\s*V(\d+(?:\.\d+)+))?")
 _EM_CUDA = 190
@@ -54,8 +55,20 @@ def _check_elf(data: bytes) -> None:
         raise CutediffError(f"Not a CUDA cubin: ELF machine {machine}, expected EM_CUDA ({_EM_CUDA}).")
 
 
-def cubin_sections(data: bytes) -> dict[str, tuple[int, bytes]]:
-    """Return section name -> (sh_type, contents) of a 64-bit cubin (NOBITS sections are empty).
+class Section(NamedTuple):
+    """One section header of a cubin, in section-index order (relocations and symbols refer to
+    sections by that index)."""
+
+    name: str
+    type: int
+    offset: int
+    size: int
+    link: int
+    info: int
+
+
+def section_headers(data: bytes) -> list[Section]:
+    """The section headers of a 64-bit cubin, in index order.
 
     Raises:
         CutediffError: not a 64-bit little-endian CUDA ELF, or a truncated one.
@@ -65,7 +78,7 @@ def cubin_sections(data: bytes) -> dict[str, tuple[int, bytes]]:
         (shoff,) = struct.unpack_from("<Q", data, 0x28)
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
         if shoff == 0 or shnum == 0:
-            return {}
+            return []
         if shoff + shnum * shentsize > len(data):
             raise CutediffError("The cubin is truncated: its section header table lies past the end of the file.")
         if shentsize < 64:
@@ -79,15 +92,23 @@ def cubin_sections(data: bytes) -> dict[str, tuple[int, bytes]]:
         if str_off + str_size > len(data):
             raise CutediffError("The cubin is truncated: its section-name table lies past the end of the file.")
         strtab = data[str_off : str_off + str_size]
-        out: dict[str, tuple[int, bytes]] = {}
-        for name_off, sh_type, _fl, _addr, off, size, *_ in hdrs:
+        out: list[Section] = []
+        for name_off, sh_type, _fl, _addr, off, size, link, info, *_ in hdrs:
             end = strtab.find(b"\0", name_off)
             name = strtab[name_off : end if end >= 0 else None].decode("utf-8", "replace")
-            body = b"" if sh_type == 8 else data[off : off + size]
-            out[name] = (sh_type, body)
+            out.append(Section(name, sh_type, off, size, link, info))
         return out
     except struct.error as e:
         raise CutediffError(f"The cubin is truncated or malformed: {e}.") from None
+
+
+def cubin_sections(data: bytes) -> dict[str, tuple[int, bytes]]:
+    """Return section name -> (sh_type, contents) of a 64-bit cubin (NOBITS sections are empty).
+
+    Raises:
+        CutediffError: not a 64-bit little-endian CUDA ELF, or a truncated one.
+    """
+    return {s.name: (s.type, b"" if s.type == 8 else data[s.offset : s.offset + s.size]) for s in section_headers(data)}
 
 
 def _notes(body: bytes) -> list[tuple[bytes, int, bytes]]:

@@ -27,7 +27,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from cutediff_tui.core.analysis.fingerprint import Section, section_headers
 from cutediff_tui.core.analysis.sass import SassFunction, SassInstr, SassListing
+from cutediff_tui.core.errors import CutediffError
 
 __all__ = ["FunctionLines", "LineTable", "LineTableUnusable", "NOP_WORD", "read_line_table", "lineinfo_listing"]
 
@@ -71,39 +73,29 @@ class LineTable:
         return any(f.rows for f in self.functions.values())
 
 
-def _sections(data: bytes) -> list[tuple[str, int, int, int, int, int]]:
-    """(name, type, offset, size, link, info) of each section of a 64-bit little-endian ELF."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise LineTableUnusable("not a 64-bit little-endian ELF file")
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    if shentsize < 64 or shoff + shnum * shentsize > len(data) or shstrndx >= shnum:
-        raise LineTableUnusable("the section header table is damaged")
-    hdrs = [struct.unpack_from("<IIQQQQII", data, shoff + i * shentsize) for i in range(shnum)]
-    str_off, str_size = hdrs[shstrndx][4], hdrs[shstrndx][5]
-    names = data[str_off : str_off + str_size]
-    out = []
-    for name_off, sh_type, _flags, _addr, off, size, link, info in hdrs:
-        end = names.find(b"\0", name_off)
-        name = names[name_off : end if end >= 0 else None].decode("utf-8", "replace")
+def _sections(data: bytes) -> list[Section]:
+    """(name, type, offset, size, link, info) of each section of the cubin, in index order
+    (:func:`.fingerprint.section_headers`), every section with contents inside the file."""
+    try:
+        secs = section_headers(data)
+    except CutediffError as exc:
+        raise LineTableUnusable(str(exc).rstrip(".")) from None
+    for name, sh_type, off, size, _link, _info in secs:
         if sh_type != 8 and off + size > len(data):
             raise LineTableUnusable(f"section {name} lies past the end of the file")
-        out.append((name, sh_type, off, size, link, info))
-    return out
+    return secs
 
 
 def _uleb(b: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = b[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, i
+    return _leb(b, i, signed=False)
 
 
 def _sleb(b: bytes, i: int) -> tuple[int, int]:
+    return _leb(b, i, signed=True)
+
+
+def _leb(b: bytes, i: int, *, signed: bool) -> tuple[int, int]:
+    """A LEB128 number at ``b[i]`` and the index after it."""
     value = shift = 0
     while True:
         byte = b[i]
@@ -111,7 +103,7 @@ def _sleb(b: bytes, i: int) -> tuple[int, int]:
         value |= (byte & 0x7F) << shift
         shift += 7
         if byte < 0x80:
-            if byte & 0x40:
+            if signed and byte & 0x40:
                 value -= 1 << shift
             return value, i
 
@@ -189,7 +181,7 @@ def _program(
     start: int,
     relocated: dict[int, tuple[int, int]],
     used: set[int],
-    secs: list[tuple[str, int, int, int, int, int]],
+    secs: list[Section],
     rows: dict[str, list[tuple[int, str, int]]],
     ends: dict[str, int],
 ) -> int:
