@@ -168,8 +168,12 @@ class CutediffApp(App[None]):
         comparison = visible_strings(message.comparison)
         if not any(v.get("error") for v in (comparison.get("sides") or {}).values()):
             self.comparison = comparison
-        for screen in self._main_screens():  # the screen recomposes in its own context
-            screen.post_message(LiveResult(comparison, message.change))
+        for screen in self._main_screens():  # the screen refreshes in its own context
+            screen.post_message(LiveResult(comparison, message.change, message.models))
+
+    def live_views(self) -> list[tuple[str, str]]:
+        """The (kernel name, view) each main screen shows (read from the watch's thread)."""
+        return [(str(s.kernel.get("name")), s.view) for s in self._main_screens() if s.comparison.get("kernels")]
 
     def watched_files(self) -> list[Path]:
         """The files the watch follows now (none when not watching)."""

@@ -100,13 +100,36 @@ class LiveWatch:
             self.spec.opts,
             self.spec.plan,
             given=self.spec.given,
-            on_result=lambda c, ch: post(LiveResult(c, ch)),
+            on_result=lambda c, ch: post(self.result(c, ch)),
             on_error=lambda msg, ch: post(LiveError(msg, ch)),
             on_start=lambda ch: post(LiveCompiling(set(ch.sides) or {"a", "b"}, ch.names())),
             interval=0.05,
             seen=self.spec.seen,
         )
         self.watch.start(initial=False)
+
+    def result(self, comparison: dict, change: Any) -> LiveResult:
+        """The message for a recompiled ``comparison`` (in the watch's thread): its strings made
+        visible, and the views the screens show built here, so the UI thread only swaps them in."""
+        from cutediff_tui.core.sanitize import visible_strings
+
+        from .model import build_model, is_big
+
+        clean = visible_strings(comparison)
+        assert isinstance(clean, dict)
+        models: dict = {}
+        kernels = clean.get("kernels") or []
+        failed = any((v or {}).get("error") for v in (clean.get("sides") or {}).values())
+        views = getattr(self.app, "live_views", None)
+        for name, view in views() if callable(views) and not failed else []:
+            index = next((i for i, k in enumerate(kernels) if k.get("name") == name), None)
+            if index is None or (view == "sass" and is_big(kernels[index])) or (name, view) in models:
+                continue
+            try:
+                models[(name, view)] = build_model(clean, index, view)
+            except Exception:  # the screen loads it as usual and says what went wrong
+                continue
+        return LiveResult(clean, change, models)
 
     def stop(self) -> None:
         """Stop watching and cancel a compile in flight (the app stops the warm workers on exit)."""
@@ -121,8 +144,8 @@ def site_text(site: ErrorSite | None) -> str:
 
 
 class LiveBanner(Static):
-    """One side's watch state above its pane: compiling…, or the last compile's error (with the
-    source line it points at) while the last good listing stays below. Hidden when idle."""
+    """One side's last compile error above its pane (with the source line it points at) while
+    the last good listing stays below; hidden otherwise ("compiling…" is on the pane's title)."""
 
     DEFAULT_CSS = """
     LiveBanner {
@@ -133,7 +156,6 @@ class LiveBanner(Static):
         background: $surface;
         color: $text-muted;
     }
-    LiveBanner.-compiling { display: block; color: $text-accent; }
     LiveBanner.-error { display: block; background: $error-muted; color: $text-error; }
     """
 
@@ -144,9 +166,8 @@ class LiveBanner(Static):
         self.message = ""
 
     def show(self, state: str, message: str = "") -> None:
-        """``state``: "" (hidden), "compiling" or "error"."""
+        """``state``: "" (hidden) or "error"."""
         self.state, self.message = state, message
-        self.set_class(state == "compiling", "-compiling")
         self.set_class(state == "error", "-error")
         self.update(truncate(message, 600))
 

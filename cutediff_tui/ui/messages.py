@@ -7,7 +7,7 @@ updates state. High-rate progress messages replace their predecessors in the que
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,8 @@ class ModelReady(Message):
     kernel_index: int
     view: str
     model: PaneModel
+    generation: int = 0
+    """The screen's ``generation`` when loading began (a refresh under watch drops older ones)."""
 
 
 @dataclass
@@ -132,6 +134,8 @@ class LiveResult(Message, bubble=False):  # the app hands it to each main screen
 
     comparison: dict
     change: Any
+    models: dict = field(default_factory=dict)
+    """Views built off the UI thread for what the screens showed: ``(kernel name, view) -> PaneModel``."""
 
 
 @dataclass

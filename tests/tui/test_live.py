@@ -10,6 +10,7 @@ from cutediff_tui.core.watch import Change
 from cutediff_tui.ui.live import LiveBanner
 from cutediff_tui.ui.messages import LiveCompiling, LiveError, LiveResult
 from cutediff_tui.ui.screens.main import MainScreen
+from cutediff_tui.ui.widgets.bars import PaneTitle
 from cutediff_tui.ui.widgets.metrics import MetricsPane
 
 from .conftest import settle
@@ -37,11 +38,14 @@ async def test_refresh_keeps_the_cursor_on_the_same_instruction_and_flashes(make
         assert before is not None and before.file and before.spill
         row, kernel = screen.cursor, screen.kernel["name"]
         offset = row - round(screen.pane("b").scroll_y)
+        offset_y, region = screen.pane("b").scroll_y, screen.pane("b").region
 
         app.post_message(LiveCompiling({"b"}, "recipe.py"))
         await settle(pilot)
-        assert banner(screen, "b").state == "compiling" and "compiling" in str(banner(screen, "b").render())
-        assert banner(screen, "a").state == ""
+        title_b = screen.query_one("#title-b", PaneTitle)
+        assert "compiling…" in str(title_b.render()) and "compiling" not in str(screen.query_one("#title-a").render())
+        assert screen.pane("b").scroll_y == offset_y and screen.pane("b").region == region  # nothing moved
+        assert banner(screen, "b").state == "" and banner(screen, "a").state == ""
 
         new = copy.deepcopy(comparison)
         k = next(k for k in new["kernels"] if k["name"] == kernel)
@@ -56,7 +60,7 @@ async def test_refresh_keeps_the_cursor_on_the_same_instruction_and_flashes(make
         assert screen.cursor == row and screen.cursor - round(screen.pane("b").scroll_y) == offset
         assert "registers" in screen.query_one(MetricsPane).flashing
         assert "stack_bytes" not in screen.query_one(MetricsPane).flashing
-        assert banner(screen, "b").state == ""
+        assert banner(screen, "b").state == "" and "compiling" not in str(title_b.render())
 
 
 async def test_a_syntax_error_shows_its_line_and_the_last_good_result_stays(make_app, comparison, tmp_path):
@@ -107,11 +111,75 @@ async def test_banners_are_mounted_only_when_the_watch_has_news(make_app, compar
         assert not screen.query(LiveBanner)  # opening a result carries no hidden banners
         app.post_message(LiveCompiling({"b"}, "recipe.py"))
         await settle(pilot)
+        assert not screen.query(LiveBanner)  # "compiling…" is on the title: the panes stay put
+        app.post_message(LiveError("Recipe file recipe.py has a syntax error on line 4.", Change([], sides={"b"})))
+        await settle(pilot)
         assert screen.live_banner("a") is None
         shown = screen.live_banner("b")
-        assert shown is not None and shown.state == "compiling" and shown.display
+        assert shown is not None and shown.state == "error" and shown.display
         ids = [w.id for w in screen.query_one("#side-b").children]
         assert ids.index("columns-b") < ids.index("live-b") < ids.index("pane-b")
         screen.live_idle()
         await settle(pilot)
         assert screen.live_banner("b") is shown and shown.state == "" and not shown.display
+
+
+async def test_a_refresh_updates_the_widgets_in_place_from_the_watch_built_view(make_app, comparison):
+    """The watch builds the shown view in its thread and the screen swaps it in: the widgets stay
+    (focus, scroll) and show the new figures; no listing is loaded on the UI's side."""
+    from cutediff_tui.ui.live import LiveWatch
+    from cutediff_tui.ui.widgets.header import ComparisonHeader
+    from cutediff_tui.ui.widgets.kernel_list import kernel_badge
+
+    app = make_app(copy.deepcopy(comparison))
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _on_spill(pilot)
+        kernel = screen.kernel["name"]
+        focused, pane_b, kernels_list = app.focused, screen.pane("b"), screen.query_one("#kernels")
+        new = copy.deepcopy(comparison)
+        index, k = next((i, k) for i, k in enumerate(new["kernels"]) if k["name"] == kernel)
+        k["b"]["spill_store_bytes"] = int(k["b"].get("spill_store_bytes") or 0) + 64
+        new["sides"]["b"]["dsl"] = "9.9.9"
+        message = LiveWatch(app, None).result(new, Change([]))  # type: ignore[arg-type]
+        built = message.models[(kernel, screen.view)]
+        loads = []
+        screen.load_model = lambda *a: loads.append(a)  # type: ignore[method-assign]
+        app.post_message(message)
+        await settle(pilot)
+        assert screen.model is built and not loads
+        assert screen.pane("b") is pane_b and screen.query_one("#kernels") is kernels_list
+        assert app.focused is focused
+        assert "9.9.9" in str(screen.query_one(ComparisonHeader).render())
+        assert str(kernels_list.get_option_at_index(index).prompt) == str(kernel_badge(k))
+        assert "spill_store_bytes" in screen.query_one(MetricsPane).flashing
+
+
+async def test_a_listing_loaded_for_a_replaced_comparison_is_dropped(make_app, comparison):
+    from cutediff_tui.ui.messages import ModelReady
+    from cutediff_tui.ui.model import build_model
+
+    app = make_app(copy.deepcopy(comparison))
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _on_spill(pilot)
+        stale = build_model(screen.comparison, screen.kernel_index, screen.view)
+        app.post_message(LiveResult(copy.deepcopy(comparison), Change([])))
+        await settle(pilot)
+        shown = screen.model
+        assert shown is not None and screen.generation == 1
+        screen.post_message(ModelReady(screen.kernel_index, screen.view, stale, generation=0))
+        await settle(pilot)
+        assert screen.model is shown
+
+
+async def test_a_refresh_with_fewer_kernels_keeps_the_list_in_step(make_app, comparison):
+    app = make_app(copy.deepcopy(comparison))
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _on_spill(pilot)
+        kernel = screen.kernel["name"]
+        new = copy.deepcopy(comparison)
+        new["kernels"] = [k for k in new["kernels"] if k["name"] == kernel]
+        app.post_message(LiveResult(new, Change([])))
+        await settle(pilot)
+        kl = screen.query_one("#kernels")
+        assert kl.option_count == 1 and kl.highlighted == 0
+        assert screen.kernel_index == 0 and screen.kernel["name"] == kernel and screen.model is not None

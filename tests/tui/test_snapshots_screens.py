@@ -15,7 +15,8 @@ import pytest
 from textual.widgets import Input
 
 from cutediff_tui.core import events
-from cutediff_tui.ui.messages import CompareFailed, CompareProgress, CrosscheckFinished
+from cutediff_tui.core.watch import Change
+from cutediff_tui.ui.messages import CompareFailed, CompareProgress, CrosscheckFinished, LiveCompiling, LiveError
 from cutediff_tui.ui.screens import compare as compare_screen
 from cutediff_tui.ui.screens.compare import CompareScreen
 from cutediff_tui.ui.screens.sweep import SweepApp
@@ -179,6 +180,27 @@ class TestCompareDialog:
 
     def test_small_terminal(self, snap_compare, app):
         assert snap_compare(app, terminal_size=SMALL, run_before=steps(("c",)))
+
+
+class TestWatch:
+    """The watch's states on the main screen, as the messages a watch posts: "compiling…" on a
+    side's title (nothing moves), and a compile error above the last good listing."""
+
+    def test_compiling(self, snap_compare, app):
+        def compiling(pilot) -> None:
+            pilot.app.post_message(LiveCompiling({"b"}, "recipe.py"))
+
+        assert snap_compare(app, terminal_size=WIDE, run_before=steps(("s",), compiling))
+
+    def test_error(self, snap_compare, app, tmp_path):
+        recipe = tmp_path / "my_recipe.py"
+        recipe.write_text("import cutlass\n\ndef add(ctx):\n    x = (1 +\n")
+        sentence = f"Recipe file {recipe.name} has a syntax error on line 4 (invalid syntax). Fix it and run again."
+
+        def failed(pilot) -> None:
+            pilot.app.post_message(LiveError(sentence, Change([recipe], sides={"b"})))
+
+        assert snap_compare(app, terminal_size=SMALL, run_before=steps(("s",), failed))
 
 
 class TestCrosscheck:

@@ -60,7 +60,7 @@ from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, is_big, parse_ju
 from ..widgets.bars import ColumnHeader, PaneTitle, ViewBar
 from ..widgets.code_pane import CodePane
 from ..widgets.header import ComparisonHeader, side_label
-from ..widgets.kernel_list import KernelHighlighted, kernel_list
+from ..widgets.kernel_list import VIRTUAL_FROM, KernelHighlighted, VirtualKernelList, kernel_list
 from ..widgets.metrics import MetricsPane
 from ..widgets.source_pane import SourcePane
 from .hunk_nav import HUNK_BINDINGS, HunkNavigation, hunk_status
@@ -284,6 +284,9 @@ class MainScreen(HunkNavigation, Screen[None]):
         """Partial models (a big listing's raw view) shown while their loader runs."""
         self._big_key: tuple[int, str] | None = None
         """The (kernel, view) the big-listing loader is working on."""
+        self.generation = 0
+        """How many recompiled comparisons the watch has swapped in: a listing loaded for an
+        older one is dropped when it arrives."""
         self.set_reactive(MainScreen.normalised, normalised)
 
     # ------------------------------------------------------------------ layout
@@ -517,13 +520,21 @@ class MainScreen(HunkNavigation, Screen[None]):
             self._live(s, "", "")
 
     def _live(self, side: str, state: str, text: str) -> None:
+        """Show a side's watch state: "compiling" on its title (nothing moves), "error" in a
+        banner above its listing (mounted on first use: a screen that is not watched does not
+        carry two hidden banners), "" for neither."""
         self.live_state[side] = (state, text)
+        title = self.query_one(f"#title-{side}", PaneTitle)
+        title.set_busy("compiling…" if state == "compiling" else "")
+        title.tooltip = text if state == "compiling" else None
+        error = text if state == "error" else ""
         found = self.live_banner(side)
         if found is not None:
-            found.show(state, text)
-        elif state:  # mounted on first use: a screen that is not watched does not carry two hidden banners
+            if found.message != error or found.state != ("error" if error else ""):
+                found.show("error" if error else "", error)
+        elif error:
             banner = LiveBanner(side, id=f"live-{side}")
-            banner.show(state, text)
+            banner.show("error", error)
             self.query_one(f"#side-{side}", Vertical).mount(banner, before=f"#pane-{side}")
 
     def live_banner(self, side: str) -> LiveBanner | None:
@@ -534,7 +545,10 @@ class MainScreen(HunkNavigation, Screen[None]):
     @on(LiveResult)
     async def live_result(self, message: LiveResult) -> None:
         """Swap in a recompiled comparison, keeping kernel, view, cursor line and scroll; flash the
-        figures that changed. A side that failed keeps the last good comparison on screen."""
+        figures that changed. A side that failed keeps the last good comparison on screen.
+
+        The widgets take the new comparison in place (a recompose costs a new layout of the whole
+        screen); the view on screen arrives built by the watch (``message.models``) when it could."""
         from cutediff_tui.core.watch import cursor_anchor
 
         comparison, change, files = message.comparison, message.change, self._watched()
@@ -556,21 +570,36 @@ class MainScreen(HunkNavigation, Screen[None]):
             (i for i, k in enumerate(kernels) if k.get("name") == name),
             min(self.kernel_index, max(0, len(kernels) - 1)),
         )
+        kl = self.query_one("#kernels")
+        in_place = isinstance(kl, VirtualKernelList) == (len(kernels) >= VIRTUAL_FROM)
         self.comparison = comparison
+        self.generation += 1
         self.models.clear()
+        self._staged.clear()
         self._matches.clear()
         self._cursors.clear()
         self._keep = ((index, self.view), side, anchor, change, self.cursor, offset)
+        built = message.models.get((str(kernels[index].get("name")), self.view)) if kernels else None
+        if built is not None:
+            self.models[(index, self.view)] = built
         self.set_reactive(MainScreen.kernel_index, index)
-        await self.recompose()
-        for _ in range(100):  # the new panes may mount a pass later
-            if self.query("#pane-a") and self.query("#pane-b"):
-                break
-            await asyncio.sleep(0.01)
-        else:
-            return  # the screen is going away; nothing to wire
-        stamp("tui: recomposed")
-        self._wire()
+        if in_place:
+            kl.set_kernels(kernels)
+            self.query_one(ComparisonHeader).set_comparison(comparison)
+            self.query_one(MetricsPane).set_comparison(comparison)
+            self.query_one(SourcePane).set_comparison(comparison)
+            self._show_kernel()
+            stamp("tui: updated in place")
+        else:  # the kernel list changes kind (a few kernels ↔ thousands): compose the screen anew
+            await self.recompose()
+            for _ in range(100):  # the new panes may mount a pass later
+                if self.query("#pane-a") and self.query("#pane-b"):
+                    break
+                await asyncio.sleep(0.01)
+            else:
+                return  # the screen is going away; nothing to wire
+            stamp("tui: recomposed")
+            self._wire()
         changed = changed_figures(old_kernel, self.kernel)
         if changed:
             self.query_one(MetricsPane).flash(changed)
@@ -599,10 +628,11 @@ class MainScreen(HunkNavigation, Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="model", description="load and align listings")
     def load_model(self, kernel_index: int, view: str) -> None:
         """Build a view model off the UI thread; the result arrives as ModelReady."""
+        generation = self.generation
         stamp("tui: model build started", view=view)
         model = build_model(self.comparison, kernel_index, view)
         stamp("tui: model built", view=view)
-        self.post_message(ModelReady(kernel_index, view, model))
+        self.post_message(ModelReady(kernel_index, view, model, generation))
 
     @work(exclusive=True, exit_on_error=False, group="big-listing", description="load and align a big listing")
     async def load_big_sass(self, kernel_index: int) -> None:
@@ -613,13 +643,14 @@ class MainScreen(HunkNavigation, Screen[None]):
 
         key = (kernel_index, "sass")
         self._big_key = key
+        generation = self.generation
         try:
             async with contextlib.aclosing(stage_sass(self.comparison, kernel_index)) as stages:
                 async for item in stages:
                     if isinstance(item, str):
                         self.post_message(ModelProgress(kernel_index, "sass", item))
                     else:
-                        self.post_message(ModelReady(kernel_index, "sass", item))
+                        self.post_message(ModelReady(kernel_index, "sass", item, generation))
         finally:
             if self._big_key == key:
                 self._big_key = None
@@ -634,6 +665,8 @@ class MainScreen(HunkNavigation, Screen[None]):
 
     @on(ModelReady)
     def model_ready(self, message: ModelReady) -> None:
+        if message.generation != self.generation:  # loaded from a comparison since replaced
+            return
         key = (message.kernel_index, message.view)
         if message.model.pending is not None:  # a partial view: shown, not kept
             if key in self.models:

@@ -75,12 +75,23 @@ class PaneTitle(Static):
         self.caption = ""
         self.where = ""
         self.spills = 0
+        self.busy = ""
+        """What the watch is doing for this side ("recipe.py changed: compiling…"), or ""."""
         self._shown: Content | None = None
+
+    def set_busy(self, text: str) -> None:
+        """Show (or clear, with "") the watch's "compiling…" on this title: a title keeps its
+        height, so the listing below neither moves nor is laid out again on every save."""
+        if text != self.busy:
+            self.busy = text
+            self.show(self.label, self.caption, self.spills, self.where)
 
     def show(self, label: str, caption: str = "", spills: int = 0, where: str = "") -> None:
         self.label, self.caption, self.spills, self.where = label, caption, spills, where
         s = self.side
         parts: list = [(f" {s.upper()} ", f"bold $background on $side-{s}"), (f" {label}", f"bold $side-{s}")]
+        if self.busy:
+            parts.append((f"  ⟳ {self.busy}", "bold $text-accent"))
         if caption:
             parts.append((f" · {caption}", "$text-muted"))
         if spills:

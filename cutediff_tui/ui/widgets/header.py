@@ -45,6 +45,11 @@ class ComparisonHeader(Static):
     def on_mount(self) -> None:
         self.update(self.build())
 
+    def set_comparison(self, comparison: dict) -> None:
+        """Take a recompiled ``comparison`` (labels and failed sides come from it)."""
+        self.comparison = comparison
+        self.update(self.build())
+
     def build(self) -> Content:
         c = self.comparison
         recipe = (c.get("recipe") or {}).get("name", "?")

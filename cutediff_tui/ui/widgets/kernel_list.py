@@ -91,6 +91,18 @@ class KernelList(OptionList):
     def __init__(self, kernels: list[dict], *, id: str | None = None) -> None:
         super().__init__(*[Option(kernel_badge(k), id=str(i)) for i, k in enumerate(kernels)], id=id)
 
+    def set_kernels(self, kernels: list[dict]) -> None:
+        """Show ``kernels`` (a recompiled comparison's) in place, the highlight kept where it can be."""
+        if len(kernels) == self.option_count:
+            for i, k in enumerate(kernels):
+                self.replace_option_prompt_at_index(i, kernel_badge(k))
+            return
+        keep = self.highlighted
+        self.clear_options()
+        self.add_options([Option(kernel_badge(k), id=str(i)) for i, k in enumerate(kernels)])
+        if keep is not None and kernels:
+            self.highlighted = min(keep, len(kernels) - 1)
+
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         self.post_message(KernelHighlighted(event.option_index))
@@ -151,6 +163,14 @@ class VirtualKernelList(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         self.virtual_size = Size(NAME_CHARS + 16, len(self.kernels))
+
+    def set_kernels(self, kernels: list[dict]) -> None:
+        """Show ``kernels`` (a recompiled comparison's) in place, the highlight kept where it can be."""
+        self.kernels = kernels
+        self._rows.clear()
+        self.virtual_size = Size(NAME_CHARS + 16, len(kernels))
+        self.highlighted = self.validate_highlighted(self.highlighted)
+        self.refresh()
 
     @property
     def option_count(self) -> int:

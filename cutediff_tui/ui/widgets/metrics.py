@@ -233,6 +233,10 @@ class MetricsPane(Vertical):
         self.flashing: set[str] = set()
         """Figures shown highlighted because a recompile under watch changed them."""
 
+    def set_comparison(self, comparison: dict) -> None:
+        """Take a recompiled ``comparison`` (the next :meth:`show_kernel` draws from it)."""
+        self.comparison = comparison
+
     def flash(self, names: set[str], seconds: float = 4.0) -> None:
         """Highlight the rows of ``names`` for ``seconds`` (figures changed since the last save)."""
         self.flashing = set(names)

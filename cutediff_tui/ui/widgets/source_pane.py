@@ -146,6 +146,11 @@ class SourcePane(Static):
             body.append(Content.styled("inlined at " + " ← ".join(chain), "$text-muted"))
         self.update(Content("\n").join(body), layout=False)
 
+    def set_comparison(self, comparison: dict) -> None:
+        """Take a recompiled ``comparison`` (the next :meth:`show` draws from it)."""
+        self.comparison = comparison
+        self._key = None
+
     def on_resize(self) -> None:
         self._key = None
         if self._last is not None:
