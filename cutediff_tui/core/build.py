@@ -161,12 +161,13 @@ def clean_stale_builds(root: Path, progress: Progress = _noop) -> int:
     died (a parent killed with SIGKILL cannot clean up after itself), and the uncached builds of
     ``--no-cache`` runs that have ended (``.nocache-KEY-PID``; ``--save`` keeps a result's files)."""
     removed = 0
-    try:
-        entries = list(root.iterdir())
+    try:  # names first: a stat per entry of a big cache cost 20-35 ms on every watched save
+        with os.scandir(root) as it:
+            entries = [root / e.name for e in it if e.name.startswith((".tmp-", ".nocache-"))]
     except OSError:
         return 0
     for p in entries:
-        if not p.is_dir() or not p.name.startswith((".tmp-", ".nocache-")):
+        if not p.is_dir():
             continue
         parts = p.name.split("-")  # [".tmp", key, pid, thread] or [".nocache", key, pid]
         pid_text = parts[2] if len(parts) > 2 else ""
