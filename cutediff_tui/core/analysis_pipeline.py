@@ -154,8 +154,10 @@ def _kernel_texts(
             out[name] = read_bounded(gz).decode(errors="replace")
             continue
         missing.append(name)
-    shared = _by_cubin(cubin) if managed and missing else None
-    made = _read_shared(shared, missing) if shared is not None else {}
+    shared = _shared_entries(cubin, missing) if managed and missing else {}
+    made: dict[str, str] = {}
+    for entry, names in _by_entry(shared, missing):
+        made.update(_read_shared(entry, names))
     out.update(made)
     ran: list[tuple[str, str]] = []
     for name, result in _run_tools(cubin, [(n, wanted[n]) for n in missing if n not in made]):
@@ -171,8 +173,8 @@ def _kernel_texts(
             out[name] = listing
             continue
         ran.append((name, result))
-    if shared is not None and ran:
-        _add_shared(shared, ran)
+    for entry, names in _by_entry(shared, [n for n, _ in ran]):
+        _add_shared(entry, [(n, t) for n, t in ran if n in names])
     wrote = False
     for name, text in [*made.items(), *ran]:
         out[name] = text
@@ -203,20 +205,52 @@ def _listing_instead(cubin: Path, cache: Path | None, out: dict[str, str], ran: 
     return result
 
 
-def _by_cubin(cubin: Path) -> Path | None:
-    """The disassembly entry of a cubin with these bytes, whichever build made it
-    (``disasm/cubin/SHA``): an edit that leaves a kernel's code alone (a comment, host code, the
-    other side's source) gets its texts without running the tools again."""
+#: Texts that do not read a cubin's debug sections: shared by every cubin with its code digest.
+_CODE_TEXTS = frozenset({"sass", "lrm", "res"})
+
+
+def _shared_entries(cubin: Path, names: list[str]) -> dict[str, Path]:
+    """Where each text of ``names`` may be shared, whichever build made it: the texts that do not
+    read line info under the cubin's code digest (``disasm/code/DIGEST``: a comment saved under
+    DSL 4.5, which writes the file's mtime into the line table, changes the cubin but not its
+    code), the ``-g`` listing under the cubin's bytes (``disasm/cubin/SHA``). An edit that leaves
+    a kernel's code alone (a comment, host code, the other side's source) then gets its texts
+    without running the tools again."""
     import hashlib
 
+    from .analysis.fingerprint import code_digest
+
     try:
-        digest = hashlib.sha256(read_bounded(cubin)).hexdigest()[:32]
+        data = read_bounded(cubin)
     except (OSError, CutediffError):
-        return None
-    entry = cache_dir() / "disasm" / "cubin" / digest
-    if entry.is_symlink() or entry.parent.is_symlink():  # planted: neither read nor written through
-        return None
-    return entry
+        return {}
+    by_bytes = cache_dir() / "disasm" / "cubin" / hashlib.sha256(data).hexdigest()[:32]
+    by_code: Path | None = None
+    if _CODE_TEXTS.intersection(names):
+        try:
+            tool_ids = []
+            for tool in ("nvdisasm", "cuobjdump"):  # another tool release may write other texts
+                st = tools.find_tool(tool).stat()
+                tool_ids.append(f"{tool}:{st.st_size}:{st.st_mtime_ns}")
+            digest = hashlib.sha256(f"{code_digest(data)}|{'|'.join(tool_ids)}".encode()).hexdigest()[:32]
+            by_code = cache_dir() / "disasm" / "code" / digest
+        except (OSError, CutediffError):
+            by_code = None
+    out = {}
+    for name in names:
+        entry = by_code if name in _CODE_TEXTS else by_bytes
+        if entry is not None and not (entry.is_symlink() or entry.parent.is_symlink()):  # planted: not used
+            out[name] = entry
+    return out
+
+
+def _by_entry(shared: dict[str, Path], names: list[str]) -> list[tuple[Path, list[str]]]:
+    """``names`` grouped by their shared entry (names without one left out)."""
+    groups: dict[Path, list[str]] = {}
+    for name in names:
+        if name in shared:
+            groups.setdefault(shared[name], []).append(name)
+    return list(groups.items())
 
 
 def _read_shared(entry: Path | None, names: list[str]) -> dict[str, str]:

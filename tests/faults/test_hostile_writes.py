@@ -144,8 +144,9 @@ def test_cache_clear_removes_only_what_cutediff_made(tmp_path):
     assert data["areas"]["imports"]["entries"] == 2 and data["areas"]["disasm"]["bytes"] > 0
     proc = cutediff(["cache", "clear"], cache)
     assert proc.returncode == 0, proc.stderr
-    # 2 imports, the disassembly of each build, and disasm/cubin/ (the texts shared by cubin content)
-    assert "removed 5 entries" in proc.stdout, proc.stdout
+    # 2 imports, the disassembly of each build, disasm/cubin/ (the -g listings shared by cubin
+    # content) and disasm/code/ (the other texts, shared by code content)
+    assert "removed 6 entries" in proc.stdout, proc.stdout
     assert not any((cache / "imports").iterdir()) and not any((cache / "disasm").iterdir())
     assert (cache / "artifacts" / "planted" / "data").is_file()
     assert "kept 1 entries" in proc.stderr

@@ -30,7 +30,15 @@ from typing import NamedTuple
 
 from cutediff_tui.core.errors import CutediffError
 
-__all__ = ["ptx_toolchain", "cubin_toolchain", "cubin_arch", "cubin_sections", "section_headers", "Section"]
+__all__ = [
+    "ptx_toolchain",
+    "cubin_toolchain",
+    "cubin_arch",
+    "cubin_sections",
+    "code_digest",
+    "section_headers",
+    "Section",
+]
 
 _RELEASE_RE = re.compile(r"Cuda compilation tools,\s*release\s+(\d+\.\d+)(?:,\s*V(\d+(?:\.\d+)+))?")
 _EM_CUDA = 190
@@ -109,6 +117,34 @@ def cubin_sections(data: bytes) -> dict[str, tuple[int, bytes]]:
         CutediffError: not a 64-bit little-endian CUDA ELF, or a truncated one.
     """
     return {s.name: (s.type, b"" if s.type == 8 else data[s.offset : s.offset + s.size]) for s in section_headers(data)}
+
+
+_DEBUG_SECTION = re.compile(r"(\.nv\.merc)?(\.rela?)?\.(debug_|nv_debug)")
+"""Debug sections (line tables, frames, the PTX text), their relocations and their ``.nv.merc``
+copies (sm_100 and later)."""
+
+
+def code_digest(data: bytes) -> str:
+    """A digest of everything in a cubin but its debug sections (line tables and their
+    relocations): two cubins with one code digest have one listing without line info, one
+    ``-lrm`` listing and one resource usage. DSL 4.5 writes the source file's mtime into
+    ``.debug_line``, so a saved comment changes the cubin but not this digest.
+
+    Raises:
+        CutediffError: not a 64-bit little-endian CUDA ELF, or a truncated one.
+    """
+    import hashlib
+
+    # the ELF header's identity, type, machine, version and e_flags (the arch); not its offsets,
+    # which move when a line table grows
+    h = hashlib.sha256(data[:24] + data[0x30:0x34])
+    for sec in section_headers(data):
+        if _DEBUG_SECTION.match(sec.name):
+            continue
+        h.update(f"{sec.name}\0{sec.type}\0{sec.size}\0{sec.link}\0{sec.info}\0".encode())
+        if sec.type != 8:  # NOBITS: no contents in the file
+            h.update(data[sec.offset : sec.offset + sec.size])
+    return h.hexdigest()[:32]
 
 
 def _notes(body: bytes) -> list[tuple[bytes, int, bytes]]:
