@@ -121,7 +121,11 @@ class LiveWatch:
         kernels = clean.get("kernels") or []
         failed = any((v or {}).get("error") for v in (clean.get("sides") or {}).values())
         views = getattr(self.app, "live_views", None)
-        for name, view in views() if callable(views) and not failed else []:
+        try:  # read from this thread while the screens may change: a miss only costs the speed-up
+            wanted = views() if callable(views) and not failed else []
+        except Exception:
+            wanted = []
+        for name, view in wanted:
             index = next((i for i, k in enumerate(kernels) if k.get("name") == name), None)
             if index is None or (view == "sass" and is_big(kernels[index])) or (name, view) in models:
                 continue
