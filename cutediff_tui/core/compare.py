@@ -196,13 +196,17 @@ def run_compare(
 def _built_and_disassembled(
     side: str, spec: ToolchainSpec, opts: CompareOptions, progress: Progress, cancel: threading.Event
 ) -> SideOutcome:
-    """:func:`run_side`, then that side's disassembly at once: the side built first runs its
-    tools while the other side still compiles (the analysis reads the texts from the cache)."""
-    from .analysis_pipeline import disassemble_side
+    """:func:`run_side`, then that side's disassembly and measurement at once: the side built
+    first runs its tools and is measured while the other side still compiles (the analysis
+    reads the texts from the cache and takes the measurement). A side served from the cache is
+    left to the analysis, which a cached comparison may spare."""
+    from .analysis_pipeline import disassemble_side, measure_side
 
     out = run_side(side, spec, opts, progress, cancel)
     if not cancel.is_set():
         disassemble_side(out)
+        if out.build is not None and not out.error and not out.build.from_cache and not cancel.is_set():
+            out.measured = measure_side(out, progress, side)
     return out
 
 

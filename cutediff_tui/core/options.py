@@ -85,6 +85,9 @@ class SideOutcome:
     error_log: str = ""
     seconds: float = 0.0
     env_seconds: float = 0.0
+    measured: tuple[list, str | None] | None = None
+    """The side's kernels measured right after its build (while the other side still compiled),
+    as :func:`~cutediff_tui.core.analysis_pipeline.measure_side` gives them; None: not yet."""
 
 
 def command_line(argv: list[str] | None = None) -> str:

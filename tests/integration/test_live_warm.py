@@ -91,7 +91,7 @@ def test_a_local_sweep_builds_every_cell_on_the_warm_worker_of_its_toolchain(own
     assert same == {k: v for k, v in figures[4].items() if k != "compile_seconds"}
 
 
-def test_a_compare_disassembles_each_side_as_soon_as_it_is_built(own_cache, tmp_path, stamps):
+def test_a_compare_disassembles_and_measures_each_side_as_soon_as_it_is_built(own_cache, tmp_path, stamps):
     from cutediff_tui.core import warm
     from cutediff_tui.core.compare import run_compare
     from cutediff_tui.core.options import compare_options
@@ -107,6 +107,9 @@ def test_a_compare_disassembles_each_side_as_soon_as_it_is_built(own_cache, tmp_
     built = stamps.index("compare: both sides built")
     assert stamps.count("analysis: side disassembled") == 2
     assert all(i < built for i, s in enumerate(stamps) if s == "analysis: side disassembled"), stamps
+    # and measured there too: the analysis that follows only pairs the sides
+    measured = [i for i, s in enumerate(stamps) if s.startswith("analysis: side measured")]
+    assert len(measured) == 2 and all(i < built for i in measured), stamps
     # per side (plain check on): sass, res, lrm of the plain cubin; sass_g, res of the line-info
     # one, which gets no plain listing it would not use
     tools = [s.split()[1] for s in stamps if s.startswith("tool: ") and s.endswith("started")]
