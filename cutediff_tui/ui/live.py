@@ -155,7 +155,7 @@ class LiveBanner(Static):
     LiveBanner {
         display: none;
         height: auto;
-        max-height: 3;
+        max-height: 5;
         padding: 0 1;
         background: $surface;
         color: $text-muted;
@@ -186,4 +186,6 @@ def error_for_side(sentence: str, files: list[Path]) -> str:
 
     named = [Path(m) for m in _NAMED.findall(sentence) if Path(m).is_file()]
     where = site_text(error_site(sentence, "", [*files, *named]))
+    for f in {*files, *named}:  # the watched files by name: the banner is a few narrow lines
+        sentence = sentence.replace(str(f), f.name)
     return f"{where}\n{sentence}" if where else sentence

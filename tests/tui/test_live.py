@@ -78,6 +78,7 @@ async def test_a_syntax_error_shows_its_line_and_the_last_good_result_stays(make
             text = str(banner(screen, s).render())
             assert banner(screen, s).state == "error"
             assert "my_recipe.py:4: x = (1 +" in text and "syntax error on line 4" in text
+            assert "Recipe file my_recipe.py has" in text and str(tmp_path) not in text  # named, not pathed
         assert screen.comparison is shown and screen.model is model and screen.cursor == row
 
         failed = copy.deepcopy(comparison)
