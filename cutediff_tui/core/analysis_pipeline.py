@@ -20,9 +20,12 @@ PTX opcodes whose count changed most (:func:`.analysis.ptx_facts.opcode_deltas`)
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -318,8 +321,6 @@ def _run_tool_for(name: str, cubin: Path, kw: dict[str, Any] | None) -> str:
 def _tool_failure(tool: str, cubin: Path, exc: CutediffError) -> CutediffError:
     """A tool that runs but cannot read the cubin is most often too old for its arch: say which
     tool (version, path) failed on which arch, and how to pick another one."""
-    import os
-
     from .analysis.fingerprint import cubin_arch
 
     try:
@@ -650,7 +651,7 @@ def pair_analysis(a: dict, b: dict) -> dict:
     la = load_listing(a)
     lb = load_listing(b)
     fa, fb = _entry(la), _entry(lb)
-    al = align_mod.align_sass(fa, fb)
+    al = sass_alignment(fa, fb)
     site_diff = spills.diff_spill_sites(spills.spill_sites(fa), spills.spill_sites(fb))
     ptx_al = None
     pa, pb = read_text(Path(a["files"]["dir"]), "kernel.ptx"), read_text(Path(b["files"]["dir"]), "kernel.ptx")
@@ -754,8 +755,75 @@ def pressure_summary(func) -> dict:
     }
 
 
+#: The listings :func:`load_listing` gave last (the pair analysis, then the view the watch builds
+#: for the screen, read the same two), keyed by their files' identity; at most a few, each a big
+#: kernel's parsed listing.
+_LISTINGS: OrderedDict[tuple, SassListing] = OrderedDict()
+_ALIGNED: OrderedDict[tuple[int, int], tuple[Any, Any, Any]] = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+_MEMO_KEPT = 4
+_MEMO_MAX_INSTRS = 100_000
+
+
+def _listing_key(metrics: dict) -> tuple:
+    """What a side kernel's listing is read from, as names, sizes, times and inodes of the files in
+    its kernel folders and their disassembly caches: a text made again is another key."""
+    files = metrics["files"]
+    key: list = [metrics.get("symbol")]
+    for d in [Path(files["dir"]), *([Path(files["lineinfo_dir"])] if files.get("lineinfo_dir") else [])]:
+        for place in dict.fromkeys([d, cache_for(d)]):
+            if place is None:
+                continue
+            try:
+                with os.scandir(place) as it:
+                    stats = [(e.name, e.stat()) for e in it if e.is_file()]
+            except OSError:
+                key.append((str(place), None))
+                continue
+            key.append((str(place), tuple(sorted((n, st.st_mtime_ns, st.st_size, st.st_ino) for n, st in stats))))
+    return tuple(key)
+
+
 def load_listing(metrics: dict) -> SassListing:
-    """Re-read a side kernel's merged listing from the disassembly cache (or the cubin)."""
+    """Re-read a side kernel's merged listing from the disassembly cache (or the cubin).
+
+    The listing may be shared with the caller before (the last few are kept while their files
+    stay as they are): read it, do not change it."""
+    key = _listing_key(metrics)
+    with _MEMO_LOCK:
+        listing = _LISTINGS.get(key)
+        if listing is not None:
+            _LISTINGS.move_to_end(key)
+            return listing
+    listing = _load_listing(metrics)
+    if sum(len(f.instrs) for f in listing.functions) > _MEMO_MAX_INSTRS:
+        return listing  # a huge kernel's listing is not held on to (~0.6 KiB an instruction)
+    key = _listing_key(metrics)  # the texts may have been made just now
+    with _MEMO_LOCK:
+        _LISTINGS[key] = listing
+        while len(_LISTINGS) > _MEMO_KEPT:
+            _LISTINGS.popitem(last=False)
+    return listing
+
+
+def sass_alignment(fa: Any, fb: Any) -> Any:
+    """:func:`.analysis.align.align_sass` of two functions, reused for the same two objects (the
+    pair analysis and the SASS view align the functions of the listings :func:`load_listing`
+    shares)."""
+    key = (id(fa), id(fb))
+    with _MEMO_LOCK:
+        hit = _ALIGNED.get(key)
+        if hit is not None and hit[0] is fa and hit[1] is fb:
+            return hit[2]
+    al = align_mod.align_sass(fa, fb)
+    with _MEMO_LOCK:
+        _ALIGNED[key] = (fa, fb, al)  # the functions are kept with it: their ids stay theirs
+        while len(_ALIGNED) > _MEMO_KEPT:
+            _ALIGNED.popitem(last=False)
+    return al
+
+
+def _load_listing(metrics: dict) -> SassListing:
     files = metrics["files"]
     kdir = Path(files["dir"])
     if not (kdir / "kernel.cubin").is_file() and (kdir / "kernel.sass").is_file():

@@ -578,9 +578,9 @@ def build_sass(comparison: dict, kernel: dict) -> PaneModel:
     match = None
     hunks: list[RowHunk] = []
     if len(funcs) == 2:
-        mod = _align_module()
-        fn = getattr(mod, "align_sass", None) or mod.align
-        al = fn(funcs["a"], funcs["b"])
+        from cutediff_tui.core.analysis_pipeline import sass_alignment
+
+        al = sass_alignment(funcs["a"], funcs["b"])  # the pair analysis' own, when it just ran
         rows, hunks = _rows_from_alignment(al)
         match = al.match_pct
         pairs = _pairs("SASS", al)
