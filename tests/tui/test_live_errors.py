@@ -77,3 +77,34 @@ async def test_a_recipe_runtime_error_banner_points_at_the_recipe_line(make_app,
         shown = screen.live_banner("b")
         assert shown is not None and shown.state == "error" and "KeyError" in shown.message
         assert 'my_recipe.py:3: compile_it(p["dynamicc"])' in shown.message, shown.message
+
+
+async def test_a_side_that_compiled_does_not_silently_show_the_previous_save(make_app, comparison):
+    """Seen with real compiles: a save that side A compiled and side B failed on (a recipe that
+    raises on DSL 4.8 only). B's banner said "(showing the last good build)"; A's pane kept the
+    listing of the save before, with no banner and nothing on its title, though A had just
+    compiled the new one: the constant edited in that save was not in A's listing. Side A must
+    show its new build, or say that it shows an older one."""
+    from cutediff_tui.ui.widgets.bars import PaneTitle
+
+    app = make_app(copy.deepcopy(comparison))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        name = screen.kernel["name"]
+        new = copy.deepcopy(comparison)
+        k = next(k for k in new["kernels"] if k["name"] == name)
+        k["a"]["registers"] = int(k["a"]["registers"]) + 8  # what side A's new build gave
+        new["sides"]["b"]["error"] = (
+            "Side B: recipe /tmp/r19/rs.py:row_sum failed while compiling "
+            "(RuntimeError: this recipe path is broken on 4.8 only)."
+        )
+        app.post_message(LiveResult(new, Change([], sides={"a", "b"})))
+        await settle(pilot)
+        assert screen.live_banner("b") is not None and screen.live_banner("b").state == "error"
+        shows_new = screen.kernel["a"]["registers"] == k["a"]["registers"]
+        title_a = str(screen.query_one("#title-a", PaneTitle).render())
+        banner_a = screen.live_banner("a")
+        warned = (banner_a is not None and banner_a.state != "") or "last good" in title_a or "previous" in title_a
+        assert shows_new or warned, f"side A shows the previous save's build silently: {title_a!r}"
