@@ -138,10 +138,17 @@ def code_digest(data: bytes) -> str:
     # the ELF header's identity, type, machine, version and e_flags (the arch); not its offsets,
     # which move when a line table grows
     h = hashlib.sha256(data[:24] + data[0x30:0x34])
-    for sec in section_headers(data):
+    sections = section_headers(data)
+    if sections:
+        (shoff,) = struct.unpack_from("<Q", data, 0x28)
+        (shentsize,) = struct.unpack_from("<H", data, 0x3A)
+    for i, sec in enumerate(sections):
         if _DEBUG_SECTION.match(sec.name):
             continue
-        h.update(f"{sec.name}\0{sec.type}\0{sec.size}\0{sec.link}\0{sec.info}\0".encode())
+        header = data[shoff + i * shentsize : shoff + (i + 1) * shentsize]
+        # every header field but sh_offset (where the section lies in the file): nvdisasm prints
+        # flags (.sectionflags), alignment (.align) and entry size (.sectionentsize)
+        h.update(f"{sec.name}\0".encode() + header[:24] + header[32:])
         if sec.type != 8:  # NOBITS: no contents in the file
             h.update(data[sec.offset : sec.offset + sec.size])
     return h.hexdigest()[:32]
