@@ -179,13 +179,14 @@ class LiveBanner(Static):
 _NAMED = re.compile(r"(/[\w./\\-]+\.py)\b")
 
 
-def error_for_side(sentence: str, files: list[Path]) -> str:
-    """The banner text of an error: the source line it points at (in a watched file, or the
-    recipe file the sentence names), then the sentence."""
+def error_for_side(sentence: str, files: list[Path], log: str = "") -> str:
+    """The banner text of an error: the source line it points at (the innermost frame of the
+    side's ``log`` in a watched file or the recipe file the sentence names, else a line the
+    sentence names), then the sentence."""
     from cutediff_tui.core.watch import error_site
 
     named = [Path(m) for m in _NAMED.findall(sentence) if Path(m).is_file()]
-    where = site_text(error_site(sentence, "", [*files, *named]))
+    where = site_text(error_site(sentence, log, [*files, *named]))
     for f in {*files, *named}:  # the watched files by name: the banner is a few narrow lines
         sentence = sentence.replace(str(f), f.name)
     return f"{where}\n{sentence}" if where else sentence

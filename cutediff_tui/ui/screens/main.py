@@ -510,10 +510,11 @@ class MainScreen(HunkNavigation, Screen[None]):
         self.live_idle()
         self.live_error(message.error, sides, self._watched())
 
-    def live_error(self, sentence: str, sides: set[str], files: list[Path]) -> None:
-        """Show an error on ``sides``; the comparison on screen stays (the last good result)."""
+    def live_error(self, sentence: str, sides: set[str], files: list[Path], log: str = "") -> None:
+        """Show an error on ``sides`` (with the source line its ``log``'s traceback or sentence
+        points at); the comparison on screen stays (the last good result)."""
         for s in sides:
-            self._live(s, "error", error_for_side(sentence, files) + "\n(showing the last good build)")
+            self._live(s, "error", error_for_side(sentence, files, log) + "\n(showing the last good build)")
 
     def live_idle(self) -> None:
         for s in ("a", "b"):
@@ -525,8 +526,13 @@ class MainScreen(HunkNavigation, Screen[None]):
         carry two hidden banners), "" for neither."""
         self.live_state[side] = (state, text)
         title = self.query_one(f"#title-{side}", PaneTitle)
-        title.set_busy("compiling…" if state == "compiling" else "")
-        title.tooltip = text if state == "compiling" else None
+        if state == "compiling":
+            title.set_busy("⟳ compiling…")
+        elif state == "stale":
+            title.set_busy(f"⚠ {text}", "bold $warning")
+        else:
+            title.set_busy("")
+        title.tooltip = text if state in ("compiling", "stale") else None
         error = text if state == "error" else ""
         found = self.live_banner(side)
         if found is not None:
@@ -553,11 +559,16 @@ class MainScreen(HunkNavigation, Screen[None]):
 
         comparison, change, files = message.comparison, message.change, self._watched()
         stamp("tui: result received")
-        failed = {s: v["error"] for s, v in (comparison.get("sides") or {}).items() if v.get("error")}
+        sides = comparison.get("sides") or {}
+        failed = {s: v["error"] for s, v in sides.items() if v.get("error")}
         if failed:
             self.live_idle()
             for s, err in failed.items():
-                self.live_error(err, {s}, files)
+                self.live_error(err, {s}, files, str(sides[s].get("error_log") or ""))
+            rebuilt = set(getattr(change, "sides", None) or ()) or {"a", "b"}
+            for s in sorted(rebuilt - set(failed)):  # built anew, but shown as of the last good pair
+                other = "/".join(sorted(x.upper() for x in failed))
+                self._live(s, "stale", f"previous save: {other} failed")
             return
         self.live_idle()
         old_kernel = self.kernel

@@ -76,14 +76,15 @@ class PaneTitle(Static):
         self.where = ""
         self.spills = 0
         self.busy = ""
-        """What the watch is doing for this side ("recipe.py changed: compiling…"), or ""."""
+        """The watch's word on this side ("⟳ compiling…", "⚠ previous save: B failed"), or ""."""
+        self.busy_style = "bold $text-accent"
         self._shown: Content | None = None
 
-    def set_busy(self, text: str) -> None:
-        """Show (or clear, with "") the watch's "compiling…" on this title: a title keeps its
+    def set_busy(self, text: str, style: str = "bold $text-accent") -> None:
+        """Show (or clear, with "") the watch's word on this side in its title: a title keeps its
         height, so the listing below neither moves nor is laid out again on every save."""
-        if text != self.busy:
-            self.busy = text
+        if (text, style) != (self.busy, self.busy_style):
+            self.busy, self.busy_style = text, style
             self.show(self.label, self.caption, self.spills, self.where)
 
     def show(self, label: str, caption: str = "", spills: int = 0, where: str = "") -> None:
@@ -91,7 +92,7 @@ class PaneTitle(Static):
         s = self.side
         parts: list = [(f" {s.upper()} ", f"bold $background on $side-{s}"), (f" {label}", f"bold $side-{s}")]
         if self.busy:
-            parts.append((f"  ⟳ {self.busy}", "bold $text-accent"))
+            parts.append((f"  {self.busy}", self.busy_style))
         if caption:
             parts.append((f" · {caption}", "$text-muted"))
         if spills:
