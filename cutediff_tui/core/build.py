@@ -552,6 +552,16 @@ def prewarm(env: Env, *, lineinfo: bool) -> bool:
     return True
 
 
+def release_warm(env: Env, *, lineinfo: bool, why: str) -> bool:
+    """Stop the idle warm server of ``env`` for this line-info switch (see :meth:`WarmPool.release`);
+    True when none is left (stopped now, or there was none)."""
+    pool = warm.active()
+    if pool is None:
+        return True
+    key = warm_key(env, lineinfo)
+    return pool.release(key, why) or not pool.holds(key)
+
+
 def worker_env() -> dict[str, str]:
     """The environment a compile worker runs with: cutediff's own package first on its path."""
     env = dict(os.environ)

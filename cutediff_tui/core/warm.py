@@ -308,6 +308,22 @@ class WarmPool:
             self._stop_locked(idle.pop(0).key, f"memory is low ({avail} MiB available)")
             avail = available_mb()
 
+    def release(self, key: tuple, why: str, *, idle_s: float = 2.0) -> bool:
+        """Stop the server of ``key`` now (a watch that will not use it) unless it is starting,
+        compiling or was handed out in the last ``idle_s`` seconds; True when one was stopped.
+        A later compile starts it again."""
+        with self.lock:
+            w = self.workers.get(key)
+            if w is None or w.busy() or not w.ready.is_set() or time.monotonic() - w.last_used < idle_s:
+                return False
+            self._stop_locked(key, why)
+            return True
+
+    def holds(self, key: tuple) -> bool:
+        """Whether a server for ``key`` is kept (running or starting)."""
+        with self.lock:
+            return key in self.workers
+
     def after_compile(self, worker: WarmWorker) -> None:
         """Apply the memory cap once a compile has ended."""
         with self.lock:

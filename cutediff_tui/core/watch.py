@@ -500,6 +500,7 @@ class CompareWatch:
         self.progress: Progress = progress or noop
         self.on_start = on_start or (lambda _c: None)
         self.round = 0
+        self._released = False  # the warm workers the recompiles do not use are all stopped
         self._changes: list[Change] = []
         self._cond = threading.Condition()
         self._cancel = threading.Event()
@@ -546,6 +547,8 @@ class CompareWatch:
         # one build per side while editing: the line-info build, without the plain confirmation
         self.opts = replace(self.opts, recipe=plan.primary, params=params, use_cache=True, plain_check=False)
         self.watcher.set_paths(list(plan.watched()))
+        if not self._released:  # until none is left (one still in use is tried next save)
+            self._released = self._release_unused()
 
     def _compile(self, change: Change | None) -> bool:
         """One round; True when a new comparison was handed to ``on_result``."""
@@ -619,6 +622,20 @@ class CompareWatch:
                 prewarm(create_env(spec, wheelhouse=self.opts.wheelhouse), lineinfo=bool(self.opts.lineinfo))
         except Exception:  # the recompile reports any real problem with one sentence
             return
+
+    def _release_unused(self) -> bool:
+        """Stop the warm workers of the other line-info switch, which a first compare with the
+        plain check started and the recompiles (one build per side) never use: ~365 MiB each.
+        True when none is left."""
+        from .build import release_warm
+        from .toolchain import create_env
+
+        try:
+            envs = [create_env(spec, wheelhouse=self.opts.wheelhouse) for spec in self.opts.specs]
+            why = "the watch builds once per side"
+            return all([release_warm(env, lineinfo=not self.opts.lineinfo, why=why) for env in envs])
+        except Exception:  # only memory is at stake
+            return True
 
     def stop(self) -> None:
         """Stop polling and cancel a compile in flight (its worker is killed; nothing is cached)."""

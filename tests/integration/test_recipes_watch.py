@@ -255,6 +255,13 @@ async def test_tui_watch_refreshes_in_place_and_keeps_the_last_good_result(compi
             after = screen.current_line("b")
             assert after is not None and after.line == add_line + 2 and after.opcode == before.opcode
             assert all((screen.live_banner(s) or LiveBanner(s)).state == "" for s in "ab")
+            # line-info servers only: a first compare that built with the plain check (not one
+            # served from the cache) started plain ones, stopped now; the watch builds once per side
+            pool = warm.active()
+            assert pool is not None and [k[4] for k in pool.workers] == [True, True], (
+                list(pool.workers),
+                pool.stopped_for,
+            )
             good = screen.comparison
             recipe_file.write_text(recipe_file.read_text().replace("    m, n = gA.shape\n", "    m, n = gA.shape +\n"))
             assert await until(lambda: (screen.live_banner("b") or LiveBanner("b")).state == "error", 60)

@@ -130,3 +130,27 @@ def test_a_dsl_a_warm_worker_cannot_reuse_is_compiled_in_a_fresh_worker(tmp_path
     assert NOT_REUSABLE not in error.sentence() and "Traceback" not in error.sentence(), error.sentence()
     # the fresh worker got past the import to where the stand-in lacks cute.compile
     assert "module 'cutlass.cute' has no attribute 'compile'" in error.sentence(), error.sentence()
+
+
+def test_a_server_the_watch_will_not_use_is_released_only_when_idle(tmp_path):
+    (tmp_path / "site").mkdir()
+    init = {"site": str(tmp_path / "site"), "local_paths": [], "lineinfo": False}
+    pool = warm.WarmPool(root=tmp_path / "logs")
+    key = ("env-x", "lock-1", "worker", (), False)
+    try:
+        w = pool.worker(key, sys.executable, init, worker_env())
+        assert not pool.release(key, "unused")  # still importing: someone is about to use it
+        assert w.ready.wait(60)
+        assert not pool.release(key, "unused")  # handed out just now
+        job = w.submit(_request(tmp_path, "one"), lambda _e: None)
+        assert job.done.wait(120)
+        pid = w.pid
+        assert pool.release(key, "unused", idle_s=0) and "unused" in pool.stopped_for
+        assert key not in pool.workers and not pool.pids()
+        deadline = time.monotonic() + 10
+        while pid and _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pid and not _alive(pid)
+        assert not pool.release(key, "unused", idle_s=0)  # nothing left to stop
+    finally:
+        pool.shutdown()
