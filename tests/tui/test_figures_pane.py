@@ -30,3 +30,25 @@ async def test_dummy_figure_in_metrics_pane(make_app, comparison, monkeypatch):
         rows = {key: (label, a, b, d) for key, label, a, b, d in pane.rows}
         assert rows["dummy_widgets"] == ("widgets", "3", "7", "+4")
         assert "widgets" in pane.text() and "+4" in pane.text()
+
+
+async def test_values_wider_than_their_column_go_on_lines_of_their_own(make_app, comparison):
+    """Seen in review at 120x36 on a recipe with 16-bit loads: ``global loadsLDG.E.U16×16LDG.E.U16×1``."""
+    index, k = kernel_named(comparison, FA4)
+    for s, n in (("a", 16), ("b", 12)):
+        k[s]["memory"] = {"ops": [{"space": "global", "kind": "load", "opcode": "LDG.E.U16", "count": n}]}
+    app = make_app(comparison)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, MainScreen)
+        screen.kernel_index = index
+        await settle(pilot)
+        pane = screen.query_one(MetricsPane)
+        (label, a, b, _d) = next(r[1:] for r in pane.rows if r[0] == "global_loads_by_width")
+        assert len(a) >= 8 and len(b) >= 8, (a, b)  # wider than a value column
+        lines = pane.text().splitlines()
+        at = next(i for i, ln in enumerate(lines) if ln.startswith(label))
+        assert a not in lines[at] and b not in lines[at]
+        assert lines[at + 1].split() == ["A", *a.split()] and lines[at + 2].split() == ["B", *b.split()]
+        assert a + b not in pane.text().replace(" ", "")  # the two values never run together

@@ -133,8 +133,14 @@ def _ptx_line(op: str, a: str, b: str, d: str, style: str = "", op_style: str = 
 
 
 def _row(label: str, a: str, b: str, d: str, d_style: str, label_style: str = "") -> Content:
-    """One row: label, A, B, Δ; a label longer than its column goes on under the first line."""
+    """One row: label, A, B, Δ; a label longer than its column goes on under the first line, and
+    values too wide for theirs (``LDG.E.U16×16``) go on lines of their own, one per side."""
     first, *rest = _label_lines(label)
+    if len(a) >= _NUM_W or (a and len(b) >= _NUM_W):  # (B alone may spill into A's blank column)
+        head = Content.assemble((f"{first:<{_LABEL_W}}", label_style), (f"{d:>{2 * _NUM_W + _DELTA_W}}", d_style))
+        tail = [Content.styled(x, label_style) for x in rest]
+        sides = [Content.assemble((f"  {s} ", f"bold $side-{s.lower()}"), v) for s, v in (("A", a), ("B", b)) if v]
+        return Content("\n").join([head, *tail, *sides])
     row = Content.assemble(
         (f"{first:<{_LABEL_W}}", label_style),
         (f"{a:>{_NUM_W}}", ""),
