@@ -308,7 +308,7 @@ class WarmPool:
             self._stop_locked(idle.pop(0).key, f"memory is low ({avail} MiB available)")
             avail = available_mb()
 
-    def release(self, key: tuple, why: str, *, idle_s: float = 2.0) -> bool:
+    def release(self, key: tuple, why: str, *, idle_s: float = 0.25) -> bool:
         """Stop the server of ``key`` now (a watch that will not use it) unless it is starting,
         compiling or was handed out in the last ``idle_s`` seconds; True when one was stopped.
         A later compile starts it again."""

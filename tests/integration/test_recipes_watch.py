@@ -247,6 +247,7 @@ async def test_tui_watch_refreshes_in_place_and_keeps_the_last_good_result(compi
             before = screen.current_line("b")
             assert before is not None and before.line == add_line
             shown = screen.comparison
+            await asyncio.sleep(0.3)  # a person's pause: the first compare's servers are idle by the save
             # two lines above the statement: the same instruction is now two lines further down
             token = uuid.uuid4().hex[:8]
             recipe_file.write_text(text.replace("import cutlass\n", f"import cutlass\n# {token}\n# edit\n", 1))

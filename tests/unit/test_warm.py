@@ -141,7 +141,8 @@ def test_a_server_the_watch_will_not_use_is_released_only_when_idle(tmp_path):
         w = pool.worker(key, sys.executable, init, worker_env())
         assert not pool.release(key, "unused")  # still importing: someone is about to use it
         assert w.ready.wait(60)
-        assert not pool.release(key, "unused")  # handed out just now
+        assert pool.worker(key, sys.executable, init, worker_env()) is w
+        assert not pool.release(key, "unused", idle_s=5)  # handed out just now
         job = w.submit(_request(tmp_path, "one"), lambda _e: None)
         assert job.done.wait(120)
         pid = w.pid
