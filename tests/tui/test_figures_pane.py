@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from cutediff_tui.core.model import figures
 from cutediff_tui.core.model.figures import FIGURES, Figure, dig
 from cutediff_tui.ui.screens.main import MainScreen
@@ -15,18 +17,23 @@ DUMMY = Figure(
 )
 
 
-async def test_dummy_figure_in_metrics_pane(make_app, comparison, monkeypatch):
-    monkeypatch.setattr(figures, "FIGURES", (*FIGURES, DUMMY))
-    index, k = kernel_named(comparison, FA4)
-    k["a"]["dummy"], k["b"]["dummy"] = {"widgets": 3}, {"widgets": 7}
-    app = make_app(comparison)
+@contextlib.asynccontextmanager
+async def _pane_of(app, index: int):
+    """The metrics pane of the app (120x36) showing kernel ``index``."""
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, MainScreen)
         screen.kernel_index = index
         await settle(pilot)
-        pane = screen.query_one(MetricsPane)
+        yield screen.query_one(MetricsPane)
+
+
+async def test_dummy_figure_in_metrics_pane(make_app, comparison, monkeypatch):
+    monkeypatch.setattr(figures, "FIGURES", (*FIGURES, DUMMY))
+    index, k = kernel_named(comparison, FA4)
+    k["a"]["dummy"], k["b"]["dummy"] = {"widgets": 3}, {"widgets": 7}
+    async with _pane_of(make_app(comparison), index) as pane:
         rows = {key: (label, a, b, d) for key, label, a, b, d in pane.rows}
         assert rows["dummy_widgets"] == ("widgets", "3", "7", "+4")
         assert "widgets" in pane.text() and "+4" in pane.text()
@@ -37,14 +44,7 @@ async def test_values_wider_than_their_column_go_on_lines_of_their_own(make_app,
     index, k = kernel_named(comparison, FA4)
     for s, n in (("a", 16), ("b", 12)):
         k[s]["memory"] = {"ops": [{"space": "global", "kind": "load", "opcode": "LDG.E.U16", "count": n}]}
-    app = make_app(comparison)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        screen = pilot.app.screen
-        assert isinstance(screen, MainScreen)
-        screen.kernel_index = index
-        await settle(pilot)
-        pane = screen.query_one(MetricsPane)
+    async with _pane_of(make_app(comparison), index) as pane:
         (label, a, b, _d) = next(r[1:] for r in pane.rows if r[0] == "global_loads_by_width")
         assert len(a) >= 8 and len(b) >= 8, (a, b)  # wider than a value column
         lines = pane.text().splitlines()

@@ -41,11 +41,15 @@ def _request(tmp: Path, name: str) -> Path:
     return path
 
 
-def test_server_runs_a_compile_in_a_child_and_is_replaced_when_it_dies(tmp_path):
+def _pool(tmp_path: Path) -> tuple[warm.WarmPool, tuple, dict]:
+    """A pool, the key of a plain-build server and its init (this Python; no DSL in its site)."""
     (tmp_path / "site").mkdir()
     init = {"site": str(tmp_path / "site"), "local_paths": [], "lineinfo": False}
-    pool = warm.WarmPool(root=tmp_path / "logs")
-    key = ("env-x", "lock-1", "worker", (), False)
+    return warm.WarmPool(root=tmp_path / "logs"), ("env-x", "lock-1", "worker", (), False), init
+
+
+def test_server_runs_a_compile_in_a_child_and_is_replaced_when_it_dies(tmp_path):
+    pool, key, init = _pool(tmp_path)
     try:
         w = pool.worker(key, sys.executable, init, worker_env())
         events: list[dict] = []
@@ -133,10 +137,7 @@ def test_a_dsl_a_warm_worker_cannot_reuse_is_compiled_in_a_fresh_worker(tmp_path
 
 
 def test_a_server_the_watch_will_not_use_is_released_only_when_idle(tmp_path):
-    (tmp_path / "site").mkdir()
-    init = {"site": str(tmp_path / "site"), "local_paths": [], "lineinfo": False}
-    pool = warm.WarmPool(root=tmp_path / "logs")
-    key = ("env-x", "lock-1", "worker", (), False)
+    pool, key, init = _pool(tmp_path)
     try:
         w = pool.worker(key, sys.executable, init, worker_env())
         assert not pool.release(key, "unused")  # still importing: someone is about to use it
