@@ -278,7 +278,7 @@ class MainScreen(HunkNavigation, Screen[None]):
         """The match counter of the last search ("match 3/44"), shown in the view bar."""
         self._syncing = False
         self.live_state: dict[str, tuple[str, str]] = {}
-        """Per side: the watch state ("compiling" / "error") and its text, kept over a refresh."""
+        """Per side: the watch state ("compiling" / "stale" / "error") and its text, kept over a refresh."""
         self._keep: tuple | None = None
         self._staged: dict[tuple[int, str], PaneModel] = {}
         """Partial models (a big listing's raw view) shown while their loader runs."""
@@ -521,9 +521,9 @@ class MainScreen(HunkNavigation, Screen[None]):
             self._live(s, "", "")
 
     def _live(self, side: str, state: str, text: str) -> None:
-        """Show a side's watch state: "compiling" on its title (nothing moves), "error" in a
-        banner above its listing (mounted on first use: a screen that is not watched does not
-        carry two hidden banners), "" for neither."""
+        """Show a side's watch state: "compiling" and "stale" (built anew, shown as of the last
+        good pair) on its title (nothing moves), "error" in a banner above its listing (mounted on
+        first use: a screen that is not watched does not carry two hidden banners), "" for none."""
         self.live_state[side] = (state, text)
         title = self.query_one(f"#title-{side}", PaneTitle)
         if state == "compiling":
