@@ -142,10 +142,9 @@ class Watcher:
 
     File-system events come from ``watchfiles``, gathered until the files have been quiet for
     10 ms, for at most ``interval`` (at least 50 ms; editors that save in two steps give one
-    event); a change is
-    reported only when the content differs (a touch does not count). :meth:`check` is the same
-    by polling mtimes (used where ``watchfiles`` is missing). ``on_change`` runs in the
-    watcher's thread.
+    event); a change is reported only when the content differs (a touch does not count).
+    :meth:`check` is the same by polling mtimes (used where ``watchfiles`` is missing).
+    ``on_change`` runs in the watcher's thread.
     """
 
     def __init__(

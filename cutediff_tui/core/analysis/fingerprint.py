@@ -73,6 +73,10 @@ class Section(NamedTuple):
     size: int
     link: int
     info: int
+    flags: int = 0
+    addr: int = 0
+    addralign: int = 0
+    entsize: int = 0
 
 
 def section_headers(data: bytes) -> list[Section]:
@@ -101,10 +105,10 @@ def section_headers(data: bytes) -> list[Section]:
             raise CutediffError("The cubin is truncated: its section-name table lies past the end of the file.")
         strtab = data[str_off : str_off + str_size]
         out: list[Section] = []
-        for name_off, sh_type, _fl, _addr, off, size, link, info, *_ in hdrs:
+        for name_off, sh_type, flags, addr, off, size, link, info, addralign, entsize in hdrs:
             end = strtab.find(b"\0", name_off)
             name = strtab[name_off : end if end >= 0 else None].decode("utf-8", "replace")
-            out.append(Section(name, sh_type, off, size, link, info))
+            out.append(Section(name, sh_type, off, size, link, info, flags, addr, addralign, entsize))
         return out
     except struct.error as e:
         raise CutediffError(f"The cubin is truncated or malformed: {e}.") from None
@@ -138,17 +142,12 @@ def code_digest(data: bytes) -> str:
     # the ELF header's identity, type, machine, version and e_flags (the arch); not its offsets,
     # which move when a line table grows
     h = hashlib.sha256(data[:24] + data[0x30:0x34])
-    sections = section_headers(data)
-    if sections:
-        (shoff,) = struct.unpack_from("<Q", data, 0x28)
-        (shentsize,) = struct.unpack_from("<H", data, 0x3A)
-    for i, sec in enumerate(sections):
+    for sec in section_headers(data):
         if _DEBUG_SECTION.match(sec.name):
             continue
-        header = data[shoff + i * shentsize : shoff + (i + 1) * shentsize]
-        # every header field but sh_offset (where the section lies in the file): nvdisasm prints
+        # every header field but the offset (where the section lies in the file): nvdisasm prints
         # flags (.sectionflags), alignment (.align) and entry size (.sectionentsize)
-        h.update(f"{sec.name}\0".encode() + header[:24] + header[32:])
+        h.update(repr(sec._replace(offset=0)).encode())
         if sec.type != 8:  # NOBITS: no contents in the file
             h.update(data[sec.offset : sec.offset + sec.size])
     return h.hexdigest()[:32]

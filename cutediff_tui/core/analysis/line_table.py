@@ -80,9 +80,9 @@ def _sections(data: bytes) -> list[Section]:
         secs = section_headers(data)
     except CutediffError as exc:
         raise LineTableUnusable(str(exc).rstrip(".")) from None
-    for name, sh_type, off, size, _link, _info in secs:
-        if sh_type != 8 and off + size > len(data):
-            raise LineTableUnusable(f"section {name} lies past the end of the file")
+    for sec in secs:
+        if sec.type != 8 and sec.offset + sec.size > len(data):
+            raise LineTableUnusable(f"section {sec.name} lies past the end of the file")
     return secs
 
 
@@ -135,13 +135,13 @@ def _read(data: bytes) -> LineTable | None:
     dl = index[".debug_line"]
     if any(s[1] == _SHT_REL and s[5] == dl for s in secs):
         raise LineTableUnusable("its relocations are REL, not RELA")
-    relas = [s for s in secs if s[1] == _SHT_RELA and s[5] == dl]
+    relas = [s for s in secs if s.type == _SHT_RELA and s.info == dl]
     if len(relas) != 1:
         raise LineTableUnusable(f"it has {len(relas)} relocation sections, not one")
-    _n, _t, r_off, r_size, symtab_index, _i = relas[0]
-    if symtab_index >= len(secs) or secs[symtab_index][1] != _SHT_SYMTAB:
+    r_off, r_size, symtab_index = relas[0].offset, relas[0].size, relas[0].link
+    if symtab_index >= len(secs) or secs[symtab_index].type != _SHT_SYMTAB:
         raise LineTableUnusable("its relocations name no symbol table")
-    sym_off = secs[symtab_index][2]
+    sym_off = secs[symtab_index].offset
     # relocated operand offset -> (section index of the symbol, S + A)
     relocated: dict[int, tuple[int, int]] = {}
     for k in range(r_size // 24):
@@ -151,14 +151,13 @@ def _read(data: bytes) -> LineTable | None:
         )
         relocated[offset] = (shndx, value + addend)
     functions = {
-        name[6:]: FunctionLines(name[6:], data[off : off + size])
-        for name, sh_type, off, size, _l, _i in secs
-        if name.startswith(".text.") and sh_type != 8
+        s.name[6:]: FunctionLines(s.name[6:], data[s.offset : s.offset + s.size])
+        for s in secs
+        if s.name.startswith(".text.") and s.type != 8
     }
     rows: dict[str, list[tuple[int, str, int]]] = {}
     ends: dict[str, int] = {}
-    _n, _t, off, size, _l, _i = secs[dl]
-    body = data[off : off + size]
+    body = data[secs[dl].offset : secs[dl].offset + secs[dl].size]
     version = 0
     pos = 0
     used: set[int] = set()
@@ -267,7 +266,7 @@ def _program(
                 shndx, base = relocated[i + 1]
                 used.add(i + 1)
                 raw = struct.unpack_from("<Q", b, i + 1)[0]
-                name = secs[shndx][0] if shndx < len(secs) else ""
+                name = secs[shndx].name if shndx < len(secs) else ""
                 if not name.startswith(".text.") or raw not in (0, base):
                     raise LineTableUnusable("a sequence's address is not in a function's code section")
                 if func is not None and func != name[6:]:
