@@ -267,6 +267,14 @@ class Grid:
         return [v for row in self.values for v in row if v is not None]
 
 
+def recipe_name(result: dict) -> str:
+    """The recipe a sweep result names ("sweep" when it names none): ``recipe`` is an object with a
+    name as cutediff writes it, or a bare string in a hand-made file."""
+    recipe = result.get("recipe")
+    name = recipe.get("name") if isinstance(recipe, dict) else recipe
+    return name if isinstance(name, str) and name.strip() else "sweep"
+
+
 def grid(result: dict, figure: str | None = None, kernel_filter: str | None = None) -> Grid:
     """Summarise a sweep result as a grid of ``figure`` (default: the sweep's own)."""
     if result.get("schema") != SCHEMA:

@@ -93,17 +93,20 @@ def _check(doc: Any, kind: type, what: str, where: str) -> None:
 
 
 def check_sweep(doc: Any, where: str = "The sweep result") -> None:
-    """Raise one sentence when ``doc`` is not shaped like a sweep result; figures must be finite
-    and not negative."""
+    """Raise one sentence when ``doc`` is not shaped like a sweep result; figures must be numbers
+    (or null: not measured), finite and not negative."""
     _check(doc, SweepResult, "sweep", where)
     for i, cell in enumerate(doc.get("cells") or []):
         for j, kernel in enumerate(cell.get("kernels") or []):
             for name, value in (kernel.get("figures") or {}).items():
-                if (isinstance(value, float) and not math.isfinite(value)) or (
-                    isinstance(value, int | float) and not isinstance(value, bool) and value < 0
+                if (
+                    isinstance(value, str)  # a metric would read it as a number
+                    or (isinstance(value, float) and not math.isfinite(value))
+                    or (isinstance(value, int | float) and not isinstance(value, bool) and value < 0)
                 ):
                     raise CutediffError(
-                        f"{where} holds {value!r} as {name} at $.cells[{i}].kernels[{j}], where a count or a size belongs.",
+                        f"{where} holds {repr(value)[:40]} as {name if name.isidentifier() else repr(name)[:40]} "
+                        f"at $.cells[{i}].kernels[{j}], where a count or a size belongs.",
                         "Re-create it with cutediff sweep --json FILE, or fix that field.",
                     )
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..metric import RESOURCE_FIGURES
-from ..sweep import Grid, cell_column, grid
+from ..sweep import Grid, cell_column, grid, recipe_name
 from .html import CSP, CSS, e, table
 
 __all__ = [
@@ -224,7 +224,7 @@ def _failed(result: dict) -> str:
 def sweep_html(result: dict, figure: str | None = None, kernel_filter: str | None = None) -> str:
     """The sweep as one self-contained HTML heatmap of ``figure`` (default: the sweep's own)."""
     g = grid(result, figure, kernel_filter)
-    recipe = (result.get("recipe") or {}).get("name") or "sweep"
+    recipe = recipe_name(result)
     kf = kernel_filter if kernel_filter is not None else result.get("kernel_filter")
     meta = [f"recipe <code>{e(recipe)}</code>", f"figure <code>{e(g.figure)}</code>"]
     if kf:

@@ -27,7 +27,7 @@ from cutediff_tui.core.report.sweep_html import (
     span,
     timing_text,
 )
-from cutediff_tui.core.sweep import Grid, figures_in, grid
+from cutediff_tui.core.sweep import Grid, figures_in, grid, recipe_name
 
 from ..settings import load_settings
 from ..themes import DEFAULT_THEME, domain_defaults, load_themes
@@ -115,7 +115,7 @@ class SweepScreen(Screen[None]):
 
     def _head(self, ramp: tuple[str, ...]) -> Content:
         res, g = self.result, self.grid
-        recipe = (res.get("recipe") or {}).get("name") or "sweep"
+        recipe = recipe_name(res)
         failed = sum(1 for c in res.get("cells", []) if c.get("status") != "ok")
         parts: list = [
             ("sweep ", "bold"),
