@@ -124,6 +124,21 @@ def _stop_on_sigterm() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, stop)
+    _dump_threads_on_sigusr1()
+
+
+def _dump_threads_on_sigusr1() -> None:
+    """``kill -USR1 PID`` prints the stack of every thread of a cutediff that seems stuck to its
+    stderr, and cutediff goes on (the evidence a hang report needs; see docs/reliability.md)."""
+    import faulthandler
+    import signal
+    import sys
+
+    if hasattr(signal, "SIGUSR1") and sys.stderr is not None:
+        try:
+            faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True, chain=False)
+        except (ValueError, OSError, AttributeError, RuntimeError):  # no usable stderr file descriptor
+            pass
 
 
 __all__ = ["COMMANDS", "LazyGroup", "main"]

@@ -7,13 +7,14 @@ Command modules import this one and :mod:`cutediff_tui.core`, never each other.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
 import shlex
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -65,6 +66,33 @@ def fail(message: str, code: int = ExitCode.ERROR) -> NoReturn:
 
     err_console.print(f"[bold red]error:[/] {escape(display(message))}", soft_wrap=True)
     sys.exit(code)
+
+
+@contextlib.contextmanager
+def stops_on_interrupt() -> Iterator[None]:
+    """Within the block, Ctrl-C (SIGINT) and SIGTERM raise KeyboardInterrupt, also where cutediff
+    was started with SIGINT ignored.
+
+    A shell that starts a command in the background without job control (``cutediff ... &`` in a
+    script, ``nohup ... &``) leaves SIGINT ignored, and Python keeps it so: a ``--watch``, whose only
+    way to end is Ctrl-C, would then never stop (found as a CI hang: docs/reliability.md). The
+    handlers are put back on the way out. Only the main thread can set them; elsewhere the block
+    changes nothing."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = (signal.signal(signal.SIGINT, signal.default_int_handler), signal.signal(signal.SIGTERM, stop))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
 
 
 def guarded(func: F) -> F:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from .common import (
     side_param_options,
     standard_options,
     state,
+    stops_on_interrupt,
     write_output,
 )
 
@@ -302,7 +301,7 @@ def watch_tui(opts: CompareOptions, plan, kw: dict[str, Any], progress: Progress
         )
     from ..core.watch import source_digests
 
-    with warm.session():
+    with stops_on_interrupt(), warm.session():
         seen = source_digests(plan.watched())  # before the compile: a save during it counts
         comparison = run_compare_plan(opts, plan, progress)
         app = CutediffApp(comparison, watch=WatchSpec(opts, plan, given_params(kw), seen))
@@ -357,24 +356,17 @@ def watch_compare(
             "Use --watch with a recipe file (--kernel path/to/file.py) or a --with source folder.",
         )
 
-    def stop_on_term(_sig, _frame):
-        raise KeyboardInterrupt
-
-    previous = (
-        signal.signal(signal.SIGTERM, stop_on_term) if threading.current_thread() is threading.main_thread() else None
-    )
-    watch.start(initial=True)
-    try:
-        while True:
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        progress("stopping: cancelling any compile in flight")
-        watch.stop()
-        err.print("stopped watching.")
-    finally:
-        warm.disable()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    with stops_on_interrupt():
+        watch.start(initial=True)
+        try:
+            while True:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            progress("stopping: cancelling any compile in flight")
+            watch.stop()
+            err.print("stopped watching.")
+        finally:
+            warm.disable()
 
 
 @click.command(

@@ -23,7 +23,7 @@ from cutediff_tui.core.events import render_event
 from cutediff_tui.core.gpu import resolve_profile
 from cutediff_tui.core.recipes import coerce_params, get_recipe
 
-from .helpers import PIN_LIST, PINS, ROOT
+from .helpers import PIN_LIST, PINS, ROOT, default_sigint
 
 pytestmark = pytest.mark.slow
 SAMPLE = ROOT / "samples" / "recipes" / "elementwise_add.py"
@@ -161,31 +161,110 @@ def test_two_quick_saves_give_one_result_of_the_last_content(own_cache, env48, t
     assert not errors
 
 
-def test_ctrl_c_stops_watch_with_one_sentence_and_no_process_left(own_cache, env48, tmp_path):
-    rec_file = recipe_copy(tmp_path, "interrupted_add.py")
-    env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(own_cache))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cutediff_tui.cli", "compare", "4.8.0", "4.8.0", *PINS]
-        + ["--kernel", str(rec_file), "--arch", "sm_90a", "--watch"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, their children, ...)."""
+    out, todo = [], [pid]
+    while todo:
+        for c in children(todo.pop()):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _cmdline(pid: int) -> str:
     try:
-        assert _until(lambda: len(children(proc.pid)) >= 2 or proc.poll() is not None, 300)
-        assert _until(lambda: proc.poll() is not None or _ready(own_cache), 300)
-        servers = children(proc.pid)
-        grandchildren = [c for s in servers for c in children(s)]
-        proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=60)
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return "(gone)"
+
+
+class WatchProcess:
+    """``cutediff compare 4.8.0 4.8.0 --kernel RECIPE --watch`` in a subprocess; its stderr is
+    collected as it comes (a thread reads it, so a full pipe never blocks the watch)."""
+
+    def __init__(self, cache: Path, recipe: Path, *, background: bool = False) -> None:
+        env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(cache))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cutediff_tui.cli", "compare", "4.8.0", "4.8.0", *PINS]
+            + ["--kernel", str(recipe), "--arch", "sm_90a", "--watch"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            # SIGINT as a terminal's foreground job has it, or ignored, as a shell leaves it for a
+            # job it starts in the background (`cutediff ... &` in a script, CI under nohup ... &)
+            preexec_fn=_ignore_sigint if background else default_sigint,
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+
+    @property
+    def err(self) -> str:
+        return "".join(self.lines)
+
+    def compiling(self) -> bool:
+        """A compile runs now: a warm server has forked a child for it."""
+        return any(children(s) for s in children(self.proc.pid))
+
+    def interrupt(self, within: float = 10) -> tuple[str, list[int]]:
+        """Ctrl-C; returns stderr and the processes that were below cutediff. Fails, with a dump of
+        cutediff's threads (SIGUSR1) and of its processes, when it has not exited ``within`` s."""
+        below = descendants(self.proc.pid)
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=within)
+        except subprocess.TimeoutExpired:
+            tree = "\n".join(f"{p} {_cmdline(p)}" for p in [self.proc.pid, *descendants(self.proc.pid)])
+            self.proc.send_signal(signal.SIGUSR1)  # faulthandler: every thread's stack, on stderr
+            time.sleep(2)
+            self.proc.kill()
+            self.proc.wait(30)
+            self._reader.join(10)
+            pytest.fail(f"still running {within} s after Ctrl-C; processes:\n{tree}\nstderr:\n{self.err[-6000:]}")
+        self._reader.join(10)
+        return self.err, below
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(30)
+
+
+@pytest.mark.parametrize(
+    ("when", "background"),
+    [("first compile", False), ("watching", False), ("recompile", False), ("watching", True)],
+    ids=["first-compile", "watching", "recompile", "watching-started-in-background"],
+)
+def test_ctrl_c_stops_watch_with_one_sentence_and_no_process_left(own_cache, env48, tmp_path, when, background):
+    """Ctrl-C ends ``--watch`` within 10 s wherever it lands: during the first compile, while
+    watching, during a recompile; one sentence, no traceback, no process left behind. Also when
+    cutediff was started with SIGINT ignored (how a shell starts a background job: the CI hang of
+    issue 36, where the watch went on after Ctrl-C)."""
+    rec_file = recipe_copy(tmp_path, "interrupted_add.py", sleep=60 if when == "first compile" else 0)
+    watch = WatchProcess(own_cache, rec_file, background=background)
+    try:
+        if when == "first compile":
+            assert _until(lambda: watch.compiling() or watch.proc.poll() is not None, 300), watch.err[-2000:]
+        else:
+            assert _until(lambda: watch.proc.poll() is not None or "watching 1 file" in watch.err, 300)
+            if when == "recompile":
+                recipe_copy(tmp_path, "interrupted_add.py", sleep=60, vec=2)
+                assert _until(lambda: "changed: recompiling" in watch.err and watch.compiling(), 120), watch.err[-2000:]
+        assert watch.proc.poll() is None, watch.err[-2000:]
+        err, below = watch.interrupt(within=10)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        watch.kill()
     assert "stopped watching." in err and "Traceback" not in err, err[-2000:]
-    assert servers and _until(lambda: not any(alive(p) for p in servers + grandchildren), 10)
-
-
-def _ready(cache: Path) -> bool:
-    """The first comparison of the watched recipe is in the cache (the watch is on)."""
-    return any((cache / "comparisons").glob("*.json")) if (cache / "comparisons").is_dir() else False
+    assert watch.proc.returncode == 0, (watch.proc.returncode, err[-2000:])  # stopping a watch is no failure
+    assert below and _until(lambda: not any(alive(p) for p in below), 10), [p for p in below if alive(p)]
