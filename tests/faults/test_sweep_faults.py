@@ -87,6 +87,14 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
 
     art = compile_cache / "artifacts"
     before = {p.name for p in art.iterdir()} if art.is_dir() else set()
+
+    def workers() -> set[str]:
+        return set(
+            subprocess.run(["pgrep", "-f", "cutediff_tui.core.worker"], capture_output=True, text=True).stdout.split()
+        )
+
+    # workers of other processes (a test before this one, a run beside it) are not this sweep's
+    others = workers()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -119,7 +127,9 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
     )
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not any(p.name.startswith(".tmp-") for p in art.iterdir()):
+        while time.monotonic() < deadline and not (
+            art.is_dir() and any(p.name.startswith(".tmp-") for p in art.iterdir())
+        ):
             time.sleep(0.2)
         time.sleep(3)
         assert proc.poll() is None
@@ -137,8 +147,8 @@ def test_ctrl_c_during_a_sweep_stops_every_worker(compile_cache):
     time.sleep(1)
     left = {p.name for p in art.iterdir()} - before
     assert not [n for n in left if n.startswith(".tmp-")], left
-    ps = subprocess.run(["pgrep", "-f", "cutediff_tui.core.worker"], capture_output=True, text=True).stdout.split()
-    assert not ps, ps
+    left_workers = workers() - others
+    assert not left_workers, left_workers
     # the cells compiled on warm workers: their servers (logging to warm/server-<our pid>-…) are gone
     servers = []
     for p in Path("/proc").iterdir():
