@@ -192,5 +192,6 @@ def test_one_million_instruction_listing_parses_and_aligns(tmp_path):
     assert al.total == 2 * (n + 1) and 0.5 * n < al.matched <= n + 1 and al.hunks
     timings = {"instructions": n, "parse_seconds": round(parse_s, 2), "align_seconds": round(align_s, 2)}
     (tmp_path / "timings.json").write_text(json.dumps(timings))
+    # The speeds are measured in benchmarks/bench_big_listing.py, not asserted: on two shared cores
+    # under the whole suite they vary by several times (issue 36).
     print(f"1M-instruction listing: {timings}")
-    assert parse_s < 20 and align_s < 45, timings

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -78,41 +79,48 @@ def test_tui_export_never_follows_a_link_and_asks_before_replacing(tmp_path, mon
     victim.write_text("precious")
     (work / "cutediff-report.md").symlink_to(victim)
 
+    def status(app) -> str | None:
+        """The export dialog's status line; None while no dialog is open."""
+        found = app.screen.query("#export-status")
+        return str(found.first().render()) if found else None
+
+    async def until(pilot, cond, timeout: float = 60) -> None:
+        """Wait for ``cond`` (not a fixed pause: the dialog answers later on a loaded machine)."""
+        t0 = time.monotonic()
+        while not cond():
+            assert time.monotonic() - t0 < timeout, "timed out"
+            await pilot.pause(0.05)
+
     async def go() -> None:
         app = _app(comparison)
         async with app.run_test(size=(120, 36)) as pilot:
             await pilot.pause()
             # a planted link: the dialog says so and enter writes nothing, however often
             await pilot.press("e")
-            await pilot.pause(0.3)
-            assert "symbolic link" in str(app.screen.query_one("#export-status").render())
+            await until(pilot, lambda: "symbolic link" in (status(app) or ""))
             await pilot.press("enter", "enter")
-            await pilot.pause(0.3)
+            await pilot.pause()
             await app.workers.wait_for_complete()
             assert victim.read_text() == "precious"
             await pilot.press("escape")
-            await pilot.pause(0.2)
+            await until(pilot, lambda: status(app) is None)
             # an existing file: named first, kept on escape, replaced only by a second enter
             (work / "cutediff-report.md").unlink()
             (work / "cutediff-report.md").write_text("old")
             await pilot.press("e")
-            await pilot.pause(0.3)
+            await until(pilot, lambda: status(app) is not None)
             await pilot.press("enter")
-            await pilot.pause(0.2)
-            assert "exists" in str(app.screen.query_one("#export-status").render())
+            await until(pilot, lambda: "exists" in (status(app) or ""))
             await pilot.press("escape")
-            await pilot.pause(0.3)
+            await until(pilot, lambda: status(app) is None)
             await app.workers.wait_for_complete()
             assert (work / "cutediff-report.md").read_text() == "old"
             await pilot.press("e")
-            await pilot.pause(0.3)
-            await pilot.press("enter", "enter")
-            await pilot.pause(0.3)
-            await app.workers.wait_for_complete()
-            for _ in range(50):
-                if (work / "cutediff-report.md").read_text() != "old":
-                    break
-                await pilot.pause(0.1)
+            await until(pilot, lambda: status(app) is not None)
+            await pilot.press("enter")
+            await until(pilot, lambda: "exists" in (status(app) or ""))
+            await pilot.press("enter")
+            await until(pilot, lambda: (work / "cutediff-report.md").read_text() != "old")
             assert (work / "cutediff-report.md").read_text().startswith("### cutediff")
 
     asyncio.run(go())

@@ -80,10 +80,12 @@ async def test_big_listing_cursor_moves_repaint_two_lines():
             await pilot.pause()
         elapsed = time.perf_counter() - t1
         assert pane.cursor == N - N // 50
+        # what keeps far jumps fast on any machine: each renders a screenful, not the listing (the
+        # time, printed here, is measured in benchmarks/bench_tui.py, not asserted: issue 36)
         assert len(calls) <= 50 * (pane.size.height + 2)
-        assert elapsed < 10, elapsed
+        print(f"50 far jumps: {elapsed:.2f} s")
         # the bottom of the listing renders like the top
         pane.cursor = N - 1
         await pilot.pause()
         assert f"{16 * (N - 1):x}" in pane.render_line(pane.cursor - round(pane.scroll_y)).text
-    assert build < 5
+    print(f"model of {N} rows built in {build:.2f} s")
