@@ -356,7 +356,11 @@ def _compile_locked(
 ) -> Build:
     root.mkdir(parents=True, exist_ok=True)
     repaired = None
-    with file_lock(root / f".{key}.lock"):
+
+    def cancelled() -> CompileError:  # while another cutediff compiles this build: Ctrl-C does not wait
+        return CompileError(f"Side {side}: the compile was cancelled.", "Nothing was cached.")
+
+    with file_lock(root / f".{key}.lock", cancel, cancelled):
         clean_stale_builds(root, progress)
         final = root / key
         if use_cache and final.is_dir():

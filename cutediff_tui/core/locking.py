@@ -9,21 +9,48 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
+
+
+class LockWaitCancelled(Exception):
+    """``cancel`` was set while :func:`file_lock` waited for another holder."""
+
+
+#: Seconds between two looks at ``cancel`` while another process holds the lock.
+CANCEL_POLL_S = 0.2
 
 
 @contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
+def file_lock(
+    path: Path, cancel: threading.Event | None = None, cancelled: Callable[[], BaseException] = LockWaitCancelled
+) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created if missing) for the block.
 
-    The operating system drops the lock when the holder dies, even by ``kill -9``.
+    The operating system drops the lock when the holder dies, even by ``kill -9``. While another
+    holder keeps it, the wait gives way to ``cancel``: ``cancelled()`` is raised, so that Ctrl-C of
+    a watch is not held up by a compile of the same build in another cutediff.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path)):
+    lock = FileLock(str(path))
+    if cancel is None:
+        with lock:
+            yield
+        return
+    while True:
+        if cancel.is_set():
+            raise cancelled()
+        try:
+            lock.acquire(timeout=CANCEL_POLL_S)
+            break
+        except Timeout:
+            continue
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:

@@ -268,3 +268,112 @@ def test_ctrl_c_stops_watch_with_one_sentence_and_no_process_left(own_cache, env
     assert "stopped watching." in err and "Traceback" not in err, err[-2000:]
     assert watch.proc.returncode == 0, (watch.proc.returncode, err[-2000:])  # stopping a watch is no failure
     assert below and _until(lambda: not any(alive(p) for p in below), 10), [p for p in below if alive(p)]
+
+
+def test_ctrl_c_in_the_tui_watch_during_a_recompile_quits_and_leaves_no_process(own_cache, env48, tmp_path):
+    """``compare --watch --tui`` in a real pseudo-terminal (120x36): Ctrl-C while a save recompiles
+    quits within 10 s; the compile in flight, its warm server and every child are gone."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    rec_file = recipe_copy(tmp_path, "tui_add.py")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
+    env = dict(os.environ, CUTEDIFF_CACHE_DIR=str(own_cache), TERM="xterm-256color", COLUMNS="120", LINES="36")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cutediff_tui.cli", "compare", "4.8.0", "4.8.0", *PINS]
+        + ["--kernel", str(rec_file), "--arch", "sm_90a", "--watch", "--tui"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        preexec_fn=default_sigint,
+    )
+    os.close(slave)
+    screen = bytearray()
+
+    def drain() -> None:  # the terminal's side: read all the app draws, so that it never blocks
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            screen.extend(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        assert _until(lambda: b"Watching" in screen or proc.poll() is not None, 300), bytes(screen[-2000:])
+        assert proc.poll() is None, bytes(screen[-2000:])
+        recipe_copy(tmp_path, "tui_add.py", sleep=60, vec=2)
+        assert _until(lambda: any(children(s) for s in children(proc.pid)), 120), "no recompile started"
+        below = descendants(proc.pid)
+        os.write(master, b"\x03")  # Ctrl-C as the terminal sends it to an app in raw mode
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            tree = "\n".join(f"{p} {_cmdline(p)}" for p in [proc.pid, *descendants(proc.pid)])
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(2)
+            pytest.fail(f"the TUI still runs 10 s after Ctrl-C; processes:\n{tree}\nscreen:\n{bytes(screen[-4000:])!r}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+        os.close(master)
+    assert proc.returncode == 0, bytes(screen[-2000:])
+    assert b"Traceback" not in screen
+    assert below and _until(lambda: not any(alive(p) for p in below), 10), [p for p in below if alive(p)]
+
+
+def test_a_compile_waiting_for_another_cutediffs_lock_gives_way_to_ctrl_c(own_cache, env48, tmp_path):
+    """Another cutediff holds this build's lock (it compiles the same build): the watch's compile
+    waits for it, and a cancel (Ctrl-C of the watch) ends the wait within a second, not when the
+    other one is done."""
+    from cutediff_tui.core.errors import CompileError
+    from cutediff_tui.core.paths import artifacts_dir
+
+    recipe = get_recipe(str(recipe_copy(tmp_path, "locked_add.py")))
+    req = BuildRequest(env48, recipe, coerce_params(recipe, {}), resolve_profile(arch="sm_90a"))
+    lock = artifacts_dir() / f".{req.key()}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from filelock import FileLock\n"
+            "held = FileLock(sys.argv[1]); held.acquire(); print('held', flush=True); time.sleep(300)",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        cancel = threading.Event()
+        outcome: dict = {}
+
+        def run() -> None:
+            try:
+                outcome["build"] = compile_build(req, cancel=cancel)
+            except CompileError as exc:
+                outcome["error"] = exc.sentence()
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        time.sleep(1.5)
+        assert t.is_alive() and not outcome, outcome  # waiting for the other holder
+        t0 = time.monotonic()
+        cancel.set()
+        t.join(10)
+        assert not t.is_alive(), "the compile still waits for the lock after the cancel"
+        print(f"cancel to end of the wait: {time.monotonic() - t0:.2f} s")
+    finally:
+        holder.kill()
+        holder.wait(10)
+    assert "the compile was cancelled" in outcome.get("error", ""), outcome
+    assert not list((own_cache / "artifacts").glob(".tmp-*"))
