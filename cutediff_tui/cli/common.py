@@ -27,8 +27,19 @@ from ..core.errors import CutediffError
 from ..core.events import Event, Progress, render_event
 from ..terminal import SafeConsole
 
-err_console = SafeConsole(stderr=True, highlight=False)
-out_console = SafeConsole(highlight=False)
+
+class CliConsole(SafeConsole):
+    """A console of the CLI (stdout or stderr): progress bars still drawn are stopped and cleared
+    before anything is printed, so that no redraw of theirs lands over a result or an error
+    sentence (issue 37). The bars draw on a console of their own (:func:`progress_printer`)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        stop_progress()
+        super().print(*objects, **kwargs)
+
+
+err_console = CliConsole(stderr=True, highlight=False)
+out_console = CliConsole(highlight=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,6 +77,13 @@ def fail(message: str, code: int = ExitCode.ERROR) -> NoReturn:
 
     err_console.print(f"[bold red]error:[/] {escape(display(message))}", soft_wrap=True)
     sys.exit(code)
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to stdout as it is (JSON, a report), after the progress bars are cleared."""
+    stop_progress()
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 @contextlib.contextmanager
@@ -170,7 +188,11 @@ def progress_printer(quiet: bool = False) -> Progress:
         from .progress import ProgressBars
 
         if st.bars is None:  # one set of bars per invocation (Rich draws one live display at a time)
-            st.bars = ProgressBars.start(err_console, click.get_current_context(silent=True))
+            # stderr with err_console's colours, but not a CliConsole: its prints would stop the bars
+            bars_console = SafeConsole(
+                stderr=True, highlight=False, color_system=err_console.color_system, no_color=err_console.no_color
+            )
+            st.bars = ProgressBars.start(bars_console, click.get_current_context(silent=True))
         return st.bars
     lock = threading.Lock()
 
@@ -192,8 +214,7 @@ def emit_json(result: Any, json_out: str | None, progress: Progress | None = Non
 def emit_text(text: str, json_out: str | None, progress: Progress | None = None, *, inputs: tuple = ()) -> bool:
     """:func:`emit_json` for text that is JSON already."""
     if json_out == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
         return False
     if json_out:
         write_output(Path(json_out), text, inputs=inputs, option="--json")
@@ -273,10 +294,11 @@ def open_comparison(comparison: dict, source: Path | None = None) -> None:
 
 
 def stop_progress() -> None:
-    """Stop any progress bars still drawn (before a TUI takes the terminal)."""
-    from .progress import stop_all
-
-    stop_all()
+    """Stop and clear any progress bars still drawn: before a result goes to stdout, an error
+    sentence is printed or a TUI takes the terminal."""
+    bars = sys.modules.get(f"{__package__}.progress")
+    if bars is not None:  # imported only where bars were drawn: plain prints stay cheap
+        bars.stop_all()
 
 
 def open_bisect(result: dict, progress: Progress, kernel_filter: str | None = None) -> None:

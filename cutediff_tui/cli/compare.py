@@ -32,6 +32,7 @@ from .common import (
     state,
     stops_on_interrupt,
     write_output,
+    write_stdout,
 )
 
 # ---------------------------------------------------------------- --listing (issue 15 item 6)
@@ -96,9 +97,7 @@ def print_listing(comparison: dict, kw: dict[str, Any]) -> int:
                 style = next((v for k, v in styles.items() if line.startswith(k)), "")
                 out_console.print(Text(line, style=style), soft_wrap=True, highlight=False)
         else:
-            for line in lines:
-                sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            write_stdout("".join(line + "\n" for line in lines))
     except BrokenPipeError:  # `| head`, or less quit early: not an error
         import os
 
@@ -247,7 +246,7 @@ def write_or_print(
     from ..render import comparison_tables
 
     if json_out == "-":
-        sys.stdout.write(dumps(comparison) + "\n")
+        write_stdout(dumps(comparison) + "\n")
         return
     if json_out:
         write_output(Path(json_out), dumps(comparison) + "\n", inputs=inputs, option="--json")

@@ -7,7 +7,10 @@ cells (``CellFinished`` carries the total, so the ETA is real) and one for bisec
 bound ⌈log2 n⌉ + 2 is the total; untestable versions can add a few). Every event is also printed
 as a dim line above the bars, so the terminal keeps the same log a pipe gets
 (:func:`cutediff_tui.cli.common.progress_printer` prints only the lines when stderr is not a
-terminal). The bars stop when the command ends (click's context closes) or before a TUI opens.
+terminal). The bars are stopped and cleared before anything goes to stdout or an error sentence
+is printed (:func:`cutediff_tui.cli.common.stop_progress`), when the command ends (click's context
+closes) and before a TUI opens: a redraw never lands over a result, and the dim lines stay as the
+log. A ``--watch`` that compiles again starts fresh bars.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class ProgressBars:
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # stop() may come from a print made while an event is drawn
         self.bars = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
@@ -65,7 +68,7 @@ class ProgressBars:
             console=console,
             redirect_stdout=sys.stdout.isatty(),  # stdout into a pipe (--json -) must stay pure
             redirect_stderr=False,
-            transient=False,
+            transient=True,  # cleared when stopped: the results printed next are the last thing on screen
         )
         self.tasks: dict[tuple[Any, ...], TaskID] = {}
         self.started = False
@@ -80,10 +83,14 @@ class ProgressBars:
         return bars
 
     def stop(self) -> None:
+        """Stop and clear the bars; the next event starts fresh ones."""
         with self.lock:
             if self.started:
                 self.bars.stop()
                 self.started = False
+                for task_id in self.tasks.values():
+                    self.bars.remove_task(task_id)
+                self.tasks.clear()
         if self in _ACTIVE:
             _ACTIVE.remove(self)
 
@@ -91,13 +98,15 @@ class ProgressBars:
         if not self.started:
             self.bars.start()
             self.started = True
+            if self not in _ACTIVE:
+                _ACTIVE.append(self)
         if key not in self.tasks:
             self.tasks[key] = self.bars.add_task(description, total=total)
         return self.tasks[key]
 
     def __call__(self, event: Event | str) -> None:
         with self.lock:
-            self.bars.console.print(f"[dim]·[/] {escape(render_event(event))}", soft_wrap=True, highlight=False)
+            self.console.print(f"[dim]·[/] {escape(render_event(event))}", soft_wrap=True, highlight=False)
             if isinstance(event, str):
                 return
             self.update(event)

@@ -36,6 +36,7 @@ from .common import (
     recipe_options,
     standard_options,
     state,
+    write_stdout,
     wrote,
 )
 
@@ -191,7 +192,7 @@ def report(
     if json_out:
         _save_json(comparison, json_out, inputs, keep_paths)
     if output is None:
-        sys.stdout.write(render(comparison, fmt, keep_paths=keep_paths))
+        write_stdout(render(comparison, fmt, keep_paths=keep_paths))
     else:
         _write_safely(comparison, output, fmt, inputs, True, keep_paths, "-o")
         progress_printer(quiet)(wrote(output, fmt + (f", kernels matching {kernel_filter!r}" if kernel_filter else "")))

@@ -275,6 +275,29 @@ def test_progress_bars_on_a_terminal_show_elapsed_and_eta():
     assert "wrote x.json" in text
 
 
+def test_a_print_of_the_cli_clears_the_bars_and_a_later_event_starts_fresh_ones():
+    """A result or an error printed while bars run stops and clears them first (issue 37); a
+    ``--watch`` recompile then gets new bars, which ``stop_all`` still reaches."""
+    from rich.console import Console
+
+    from cutediff_tui.cli import progress
+    from cutediff_tui.cli.common import CliConsole
+
+    buf = io.StringIO()
+    bars = progress.ProgressBars.start(Console(file=buf, force_terminal=True, width=150, color_system=None), None)
+    console = CliConsole(file=buf, force_terminal=True, width=150, color_system=None)
+    events = _events()
+    bars(events[0])
+    assert bars.started and bars.tasks
+    console.print("verdict: the result")
+    assert not bars.started and not bars.tasks and bars not in progress._ACTIVE
+    assert buf.getvalue().rstrip().endswith("verdict: the result")  # nothing drawn after it
+    bars(events[0])  # the watch compiles again
+    assert bars.started and bars in progress._ACTIVE
+    progress.stop_all()
+    assert not bars.started and not progress._ACTIVE
+
+
 def test_progress_is_a_line_log_when_not_a_terminal(tmp_path):
     res = run(["report", str(SAMPLE), "-o", str(tmp_path / "r.html")])
     assert res.stderr.startswith("· wrote ") and "elapsed" not in res.stderr
