@@ -6,6 +6,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -23,8 +24,8 @@ from .errors import CompileError, CutediffError
 from .events import DslImporting, KernelCompiled, Progress
 from .events import noop as _noop
 from .gpu import GpuProfile, arch_family
-from .locking import file_lock, pid_alive
-from .paths import artifacts_dir
+from .locking import atomic_write, file_lock, pid_alive
+from .paths import artifacts_dir, cache_dir
 from .recipes import RecipeInfo
 from .toolchain import Env
 from .trace import cache_decision, stamp
@@ -229,11 +230,70 @@ def describe_failure(err: dict, side: str, recipe: RecipeInfo) -> CompileError:
             _mismatch_hint(msg, recipe),
             log,
         )
-    return CompileError(
-        f"Side {side}: recipe {recipe.name} failed while compiling ({typ}: {msg}).",
-        "The full log is kept; run with --debug to see the traceback.",
-        log,
-    )
+    where = site_words(err.get("where"))
+    cause = ptxas_cause(log)
+    if cause:  # a DSL internal compiler error ("🧊 ICE 🧊", "PTX assembly failed") wraps what ptxas said
+        return CompileError(
+            f"Side {side}: ptxas failed on the PTX of recipe {recipe.name} ({cause}){where}.", None, log
+        )
+    return CompileError(f"Side {side}: recipe {recipe.name} failed while compiling ({typ}: {msg}){where}.", None, log)
+
+
+#: A line of ptxas' own output inside a DSL error: ``ptxas fatal   : (C7600) Register allocation
+#: failed …``, ``ptxas application ptx input, line 40; error   : Not a name of any known …``.
+_PTXAS_LINE = re.compile(r"^\s*(ptxas\b[^:]*?\b(?:error|fatal)\s*:.*)$", re.M)
+
+
+def ptxas_cause(text: str) -> str | None:
+    """What ptxas said in a failure's traceback: its first error (continuation lines joined),
+    else its fatal line ("Ptx assembly aborted due to errors" only when there is nothing else)."""
+    lines = text.splitlines()
+    found: list[str] = []
+    for i, line in enumerate(lines):
+        m = _PTXAS_LINE.match(line)
+        if not m:
+            continue
+        parts = [m.group(1)]
+        indent = len(line) - len(line.lstrip())
+        for more in lines[i + 1 : i + 4]:  # a message the DSL wrapped onto the next lines
+            stripped = more.strip()
+            if not stripped or len(more) - len(more.lstrip()) < indent or _PTXAS_LINE.match(more):
+                break
+            if stripped.startswith(("ptxas", "note:", "error:", "suggestion:", "-->")):
+                break
+            parts.append(stripped)
+        found.append(re.sub(r"\s+", " ", " ".join(parts)).strip()[:300])
+    real = [f for f in found if "aborted due to errors" not in f] or found
+    return real[0] if real else None
+
+
+def site_words(where: Any) -> str:
+    """`` at FILE:LINE: TEXT``, where a failure lies in the user's code (the worker's
+    ``code_site``), or "" when it named none."""
+    if not isinstance(where, dict) or not isinstance(where.get("file"), str) or not isinstance(where.get("line"), int):
+        return ""
+    text = where.get("text") if isinstance(where.get("text"), str) else ""
+    return f" at {where['file']}:{where['line']}" + (f": `{text}`" if text else "")
+
+
+def keep_failure_log(exc: CompileError, key: str) -> None:
+    """Keep a failed build's log (the worker's output, then the traceback) in the cache at
+    ``logs/KEY/failed.log`` and name it in the sentence; a cache whose ``logs`` is a link (not
+    made by cutediff) gets nothing written through it."""
+    if not exc.log:
+        return
+    logs = cache_dir() / "logs"
+    folder = logs / key
+    path = folder / "failed.log"
+    try:
+        if logs.is_symlink() or folder.is_symlink():
+            raise OSError("not cutediff's folder")
+        mark_entry(folder)
+        atomic_write(path, exc.log + "\n")
+    except OSError:
+        exc.hint = exc.hint or "Run with --debug to see the log."
+        return
+    exc.hint = " ".join(x for x in (exc.hint, f"The full log: {path}.") if x)
 
 
 def _mismatch_hint(msg: str, recipe: RecipeInfo) -> str:
@@ -416,6 +476,10 @@ def _compile_locked(
                 path = root / f".nocache-{key}-{os.getpid()}"
                 shutil.rmtree(path, ignore_errors=True)
                 os.replace(tmp, path)
+        except CompileError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            keep_failure_log(exc, key)
+            raise
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -697,7 +761,7 @@ def _worker_result(req: BuildRequest, out: Path, rc: int, *, side: str, log_path
         tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
         raise CompileError(
             f"Side {side}: the compile worker exited with status {rc} ({tail[0][:200]}).",
-            "Run with --debug to see its log.",
+            None,  # the kept log is named (keep_failure_log)
             log_path.read_text(errors="replace"),
         )
     manifest = _read_json(out / "manifest.json")

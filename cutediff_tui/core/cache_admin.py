@@ -52,6 +52,7 @@ AREAS = (
     ("disasm", "disassembly", True),
     ("imports", "imported artifacts", True),
     ("comparisons", "comparisons", True),
+    ("logs", "logs of failed builds", True),
     ("sources", "recipe sources", False),
     ("tools", "CUDA tools", False),
     ("envs", "environments", False),

@@ -374,6 +374,7 @@ def run(request: dict, *, warm: bool = False) -> int:
             "compiles_done": len(state["compiles"]),
             "shims": [*manifest.get("shims", []), *FIRED],
             "missing_module": getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None,
+            "where": code_site(exc),
         }
         (out / "error.json").write_text(json.dumps(err, indent=1))
         emit("error", **{k: err[k] for k in ("stage", "type", "message")})
@@ -384,6 +385,53 @@ def run(request: dict, *, warm: bool = False) -> int:
     shutil.rmtree(out / "dsl-cache", ignore_errors=True)
     emit("done", compiles=len(state["compiles"]), seconds=manifest["seconds"])
     return 0
+
+
+#: ``--> /path/kernel.py:25:0``: where a DSL diagnostic (CompilerDiagnosticError) says the kernel is.
+_DSL_SITE = re.compile(r"^\s*-->\s+(\S+?\.py):(\d+)(?::\d+)?\s*$", re.M)
+
+
+def code_site(exc: BaseException) -> dict | None:
+    """Where a failure lies in the user's code: the kernel line a DSL diagnostic names, a syntax
+    error's line, else the innermost traceback frame (over the exception's causes) that is not the
+    DSL's, torch's, cutediff's nor the standard library's; None when there is none.
+    ``{"file", "line", "text"}``, the text being the line's source, stripped."""
+    import linecache
+    import sysconfig
+
+    outside = {Path(p).resolve() for p in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"])}
+    outside.add(Path(__file__).resolve().parents[1])  # cutediff_tui
+    for name in ("cutlass", "cutlass_dsl", "torch", "tvm_ffi", "cuda"):
+        mod = sys.modules.get(name)
+        if getattr(mod, "__file__", None):
+            outside.add(Path(mod.__file__).resolve().parent)  # type: ignore[union-attr,arg-type]
+
+    def site(file: str, line: int, text: str | None = None) -> dict:
+        text = text if text is not None else linecache.getline(file, line)
+        return {"file": file, "line": line, "text": (text or "").strip()[:200]}
+
+    def own(file: str) -> bool:
+        if file.startswith("<"):
+            return False
+        path = Path(file).resolve()
+        return not any(path.is_relative_to(o) for o in outside)
+
+    chain: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and e not in chain and len(chain) < 8:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    for e in chain:
+        m = _DSL_SITE.search(str(e))
+        if m and own(m.group(1)):
+            return site(m.group(1), int(m.group(2)))
+        if isinstance(e, SyntaxError) and e.filename and e.lineno and own(e.filename):
+            return site(e.filename, e.lineno, e.text)
+    for e in chain:
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.lineno and own(f.filename)]
+        if frames:
+            return site(frames[-1].filename, frames[-1].lineno or 0, frames[-1].line)
+    return None
 
 
 def die_with_parent(parent: int | None) -> None:

@@ -38,6 +38,7 @@ class Terminal:
     raw: bytes
     lines: list[str] = field(default_factory=list)  # the screen, trailing blanks cut, blank rows at the end dropped
     stdout: bytes = b""  # what went into the pipe (``stdout_piped``)
+    display: list[str] = field(default_factory=list)  # the screen's rows as they are (full width)
 
     @property
     def last_line(self) -> str:
@@ -46,6 +47,14 @@ class Terminal:
     @property
     def text(self) -> str:
         return "\n".join(self.lines)
+
+    def from_last(self, prefix: str) -> str:
+        """The text from the last line that starts with ``prefix`` to the end of the screen, rows
+        joined as the terminal wrapped them (one long sentence reads back whole)."""
+        starts = [i for i, ln in enumerate(self.lines) if ln.startswith(prefix)]
+        if not starts:
+            return ""
+        return "".join(self.display[starts[-1] : len(self.lines)]).strip()
 
     def bars_left(self) -> list[str]:
         """Screen lines that still show a progress bar."""
@@ -117,4 +126,4 @@ def run_in_terminal(
     lines = [ln.rstrip() for ln in screen.display]
     while lines and not lines[-1]:
         lines.pop()
-    return Terminal(cols, rows, proc.returncode, bytes(out), lines, piped)
+    return Terminal(cols, rows, proc.returncode, bytes(out), lines, piped, list(screen.display))

@@ -35,9 +35,8 @@ def ends_clean(term: Terminal, code: int, run: str) -> None:
 
 def ends_with_error(term: Terminal, *words: str) -> None:
     """The error sentence, wrapped at the window's width, is the last thing on screen."""
-    starts = [i for i, ln in enumerate(term.lines) if ln.startswith("error: ")]
-    assert starts, str(term)
-    tail = "".join(term.lines[starts[-1] :])
+    tail = term.from_last("error: ")
+    assert tail, str(term)
     for word in words:
         assert word in tail, f"{word!r} not in the last sentence:\n{term}"
 

@@ -223,8 +223,10 @@ def parse_file(path: Path, *, what: str | None = None) -> ParsedFile:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as exc:
         where = f"line {exc.lineno}" if exc.lineno else "somewhere"
+        text = (exc.text or "").strip()[:200]
         raise CutediffError(
-            f"{label} has a syntax error on {where} ({exc.msg}).", "Fix it and run again; nothing was compiled."
+            f"{label} has a syntax error on {where} ({exc.msg})" + (f": `{text}`" if text else "") + ".",
+            "Fix it and run again; nothing was compiled.",
         ) from None
     parsed = ParsedFile(path, tree)
     try:
@@ -350,8 +352,11 @@ def check_helpers(files: list[Path], owner: str) -> None:
         try:
             ast.parse(f.read_text(encoding="utf-8"), filename=str(f))
         except SyntaxError as exc:
+            text = (exc.text or "").strip()[:200]
             raise CutediffError(
-                f"Recipe {owner} imports {display(f)}, which has a syntax error on line {exc.lineno} ({exc.msg}).",
+                f"Recipe {owner} imports {display(f)}, which has a syntax error on line {exc.lineno} ({exc.msg})"
+                + (f": `{text}`" if text else "")
+                + ".",
                 "Fix it and run again; nothing was compiled.",
             ) from None
         except (OSError, UnicodeDecodeError):
