@@ -71,7 +71,7 @@ def comparison_tables(c: dict) -> list:
     if view.kernel_filter:
         out.append(Text(f"only the kernels whose name or symbol matches --kernel-filter {view.kernel_filter!r}", "dim"))
     for k, raw in zip(view.kernels, c["kernels"]):
-        t = Table(title=k.name, title_justify="left", show_edge=False, pad_edge=False)
+        t = Table(title=kernel_title(k.name, raw), title_justify="left", show_edge=False, pad_edge=False)
         t.add_column("")
         t.add_column(f"A {labels['a']}", justify="right")
         t.add_column(f"B {labels['b']}", justify="right")
@@ -122,6 +122,15 @@ def comparison_tables(c: dict) -> list:
         out.append(Text(f"  verdict: {m.verdict}", style="bold"))
     out.append(Text.assemble(("verdict: ", "bold"), (verdict(c), _verdict_style(c))))
     return out
+
+
+def kernel_title(name: str, raw: dict) -> Text:
+    """A kernel's name, with the ``@cute.jit`` launcher that compiled it when that is another name."""
+    launcher = next((s.get("callable") for s in (raw.get("b"), raw.get("a")) if isinstance(s, dict)), None)
+    title = Text(name)
+    if isinstance(launcher, str) and launcher and launcher != name.split("#")[0]:
+        title.append(f"  launched by {launcher}", style="dim")
+    return title
 
 
 def _verdict_style(c: dict) -> str:

@@ -1008,7 +1008,8 @@ def analyze(outcomes: list[SideOutcome], opts: CompareOptions, progress: Progres
 
 def pair_by_hashless(side_a: list[tuple[str, dict]], side_b: list[tuple[str, dict]]) -> dict[str, tuple[str, str]]:
     """Side B kernels with no namesake on side A whose name, hash suffixes set aside, matches
-    exactly one unpaired side A kernel: B name → (A name, B name)."""
+    exactly one unpaired side A kernel, or (else) that are the one lone kernel their launcher
+    compiled on each side: B name → (A name, B name)."""
     from .naming import without_hash
 
     names_a = {n for n, _ in side_a}
@@ -1019,6 +1020,16 @@ def pair_by_hashless(side_a: list[tuple[str, dict]], side_b: list[tuple[str, dic
     for nb in lone_b:
         matches = [na for na in lone_a if without_hash(na) == without_hash(nb)]
         if len(matches) == 1 and matches[0] not in {v[0] for v in out.values()}:
+            out[nb] = (matches[0], nb)
+    # then a kernel function renamed between the sides (sub_kernel → add_kernel): paired when the
+    # same @cute.jit launcher compiled exactly one lone kernel on each side
+    launcher_a = {n: m.get("callable") for n, m in side_a if n in lone_a and n not in {v[0] for v in out.values()}}
+    launcher_b = {n: m.get("callable") for n, m in side_b if n in lone_b and n not in out}
+    for nb, launcher in launcher_b.items():
+        if not launcher or list(launcher_b.values()).count(launcher) != 1:
+            continue
+        matches = [na for na, la in launcher_a.items() if la == launcher]
+        if len(matches) == 1:
             out[nb] = (matches[0], nb)
     return out
 

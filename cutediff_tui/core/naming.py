@@ -8,17 +8,33 @@ _CLASS = re.compile(r"([A-Z][A-Za-z0-9]*?)_object_at_")
 
 
 def kernel_class(symbol: str, fallback: str | None = None) -> str:
-    """``kernel_cutlass_kernel_flash_attncuteflash_fwd_sm100FlashAttentionForwardSm100_object_at__…``
-    → ``FlashAttentionForwardSm100``."""
+    """The kernel's own name, read from the DSL's symbol: a kernel method's class
+    (``kernel_cutlass_kernel_flash_attncuteflash_fwd_sm100FlashAttentionForwardSm100_object_at__…``
+    → ``FlashAttentionForwardSm100``), else the ``@cute.kernel`` function's name
+    (``kernel_cutlass_add_kernel_tensorptrf32gmem…_4_0`` → ``add_kernel``,
+    ``kernel_cutlass_tiny_kernel__0`` → ``tiny_kernel``). ``fallback`` (the ``@cute.jit`` launcher
+    that compiled it) only when the symbol names neither."""
     m = _CLASS.search(symbol)
     if m:
         # the module path is glued to the class name: take from the first capital letter
         return m.group(1)
-    if fallback:
-        return fallback
+    function = kernel_function(symbol)
+    if function:
+        return function
+    return fallback or symbol[:60]
+
+
+def kernel_function(symbol: str) -> str:
+    """The function name at the head of a DSL kernel symbol: the ``_``-joined words before the
+    first that encodes an argument (``tensor…``, ``ptr…``, a number, or empty as in ``__0``);
+    "" when there is none."""
     s = re.sub(r"^(kernel_cutlass_kernel_|kernel_cutlass_|cutlass_)", "", symbol)
-    s = re.split(r"_(?:tensor|Tensor|ptr)", s, maxsplit=1)[0]
-    return s[:60] or symbol[:60]
+    words: list[str] = []
+    for word in s.split("_"):
+        if not word or word.isdigit() or word.startswith(("tensor", "Tensor", "ptr")):
+            break
+        words.append(word)
+    return "_".join(words)[:60]
 
 
 def unique_names(names: list[str]) -> list[str]:

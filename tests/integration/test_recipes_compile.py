@@ -221,8 +221,9 @@ def test_two_sources_on_one_toolchain(compile_cache, tmp_path):
     assert sa["error"] is None and sb["error"] is None
     assert sa["label"].endswith(f"[{old / 'add_v1.py'}]") and "[" not in sb["label"].split("]")[-1]
     assert result["recipe"]["sources"] == {"a": str(old / "add_v1.py"), "b": None}
-    (k,) = result["kernels"]  # paired by name across the two files
-    assert k["name"] == "elementwise_add" and k["a"] and k["b"]
+    (k,) = result["kernels"]  # sub_kernel (A) and add_kernel (B): paired by their launcher, elementwise_add
+    assert k["name"] == "sub_kernel" and k["name_b"] == "add_kernel" and k["a"] and k["b"]
+    assert k["a"]["callable"] == k["b"]["callable"] == "elementwise_add"
     assert k["a"]["instructions"] != k["b"]["instructions"]  # one add per thread vs four
 
 

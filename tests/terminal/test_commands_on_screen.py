@@ -71,7 +71,7 @@ def test_check_ends_with_its_summary(own_cache, recipes):
     broken = run_in_terminal([*base, "--max", "instructions=10"], cols=120, rows=36)
     ends_clean(broken, 1, "a limit broken")
     assert broken.last_line.startswith("cutediff check: 1 limit(s) broken"), str(broken)
-    assert broken.lines[-2].startswith("FAIL  tiny_launch max instructions"), str(broken)
+    assert broken.lines[-2].startswith("FAIL  tiny_kernel max instructions"), str(broken)
     term = run_in_terminal(["check", "4.8.0", "4.8.0", *PINS, "--kernel", str(bad), *TARGET], cols=120, rows=36)
     ends_clean(term, 2, "error")
     ends_with_error(term, "ValueError: boom")

@@ -51,6 +51,12 @@ def test_kernel_class_names():
     sym = "kernel_cutlass_kernel_flash_attncuteflash_fwd_sm100FlashAttentionForwardSm100_object_at__tensor000o1"
     assert kernel_class(sym) == "FlashAttentionForwardSm100"
     assert kernel_class("kernel_cutlass_kernel_my_rmsnorm_tensorptrf32") == "my_rmsnorm"
+    # a @cute.kernel function is named after itself, not after the @cute.jit launcher (issue 37)
+    add = "kernel_cutlass_add_kernel_tensorptrf32gmemo409640961_tensorptrf32gmemo409640961_4_0"
+    assert kernel_class(add, "elementwise_add") == "add_kernel"
+    assert kernel_class("kernel_cutlass_tiny_kernel__0", "tiny_launch") == "tiny_kernel"
+    assert kernel_class("kernel_cutlass_softmax_kernel_Tensorgmemf32_0", "launch") == "softmax_kernel"
+    assert kernel_class("kernel_cutlass__0", "launch") == "launch"  # the symbol names nothing
     assert unique_names(["K", "K", "L", "K"]) == ["K", "K#2", "L", "K#3"]
 
 

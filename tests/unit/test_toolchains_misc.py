@@ -218,3 +218,15 @@ def test_a_missing_attribute_names_the_package_that_owns_the_module():
     assert "quack-kernels in this toolchain lacks it" in exc.hint and "--with quack-kernels==" in exc.hint
     err["message"] = "module 'cutlass.cute' has no attribute 'sym_int'"
     assert "another DSL version" in describe_failure(err, "A", get_recipe("fa4-fwd")).hint
+
+
+def test_a_kernel_function_renamed_between_the_sides_is_paired_by_its_launcher():
+    """Kernels are named after their @cute.kernel function (issue 37): sub_kernel on side A and
+    add_kernel on side B, both launched by elementwise_add, are one kernel renamed."""
+    a = [("sub_kernel", {"callable": "elementwise_add"}), ("norm", {"callable": "launch_norm"})]
+    b = [("add_kernel", {"callable": "elementwise_add"}), ("norm", {"callable": "launch_norm"})]
+    assert pair_by_hashless(a, b) == {"add_kernel": ("sub_kernel", "add_kernel")}
+    # a launcher that compiled two lone kernels on one side: no guess
+    b2 = [("add_kernel", {"callable": "elementwise_add"}), ("mul_kernel", {"callable": "elementwise_add"})]
+    assert pair_by_hashless(a, b2) == {}
+    assert pair_by_hashless(a, [("add_kernel", {"callable": "other_launch"})]) == {}
