@@ -46,3 +46,25 @@ def stamps():
     finally:
         TIMING_LOG.removeHandler(handler)
         TIMING_LOG.setLevel(level)
+
+
+# ---------------------------------------------------------------- where the suite's time goes
+
+_FOLDER_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Add each test's setup, call and teardown time to its folder (tests/faults, tests/tui, …)."""
+    parts = report.nodeid.split("/")
+    folder = "/".join(parts[:2]) if len(parts) > 2 else parts[0].split("::")[0]
+    _FOLDER_SECONDS[folder] = _FOLDER_SECONDS.get(folder, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """After the 20 slowest tests (``--durations=20``), the minutes per test folder: CI must stay
+    under 35 minutes on two cores (CONTRIBUTING.md), and this says where to look first."""
+    if not _FOLDER_SECONDS:
+        return
+    terminalreporter.section("time per test folder")
+    for folder, seconds in sorted(_FOLDER_SECONDS.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{seconds / 60:6.1f} min  {folder}")
