@@ -108,14 +108,20 @@ def print_listing(comparison: dict, kw: dict[str, Any]) -> int:
 
 
 def emit_listing(
-    comparison: dict, kw: dict[str, Any], *, json_out: str | None, save: Path | None, progress: Progress
+    comparison: dict,
+    kw: dict[str, Any],
+    *,
+    json_out: str | None,
+    save: Path | None,
+    progress: Progress,
+    recipe_files: dict[str, list[Path]] | None = None,
 ) -> list[str]:
     """``--listing``: save or write the JSON as asked, then the diff instead of the tables."""
     from ..core.analysis_pipeline import dumps
     from ..core.resultdir import save_result
 
     if save:
-        comparison = save_result(comparison, save, bool(kw.get("keep_paths")))
+        comparison = save_result(comparison, save, bool(kw.get("keep_paths")), recipe_files)
         progress(f"saved to {save}")
     comparison = shown(comparison, kw)
     if json_out and json_out != "-":
@@ -192,7 +198,9 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
         return watch_compare(opts, plan, kw, json_out=json_out, save=save, progress=progress)
     comparison = run_compare_plan(opts, plan, progress)
     if kw.get("listing"):
-        errors = emit_listing(comparison, kw, json_out=json_out, save=save, progress=progress)
+        errors = emit_listing(
+            comparison, kw, json_out=json_out, save=save, progress=progress, recipe_files=plan.recipe_files()
+        )
     else:
         errors = emit_comparison(
             comparison,
@@ -201,6 +209,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
             progress,
             keep_paths=bool(kw.get("keep_paths")),
             kernel_filter=kw.get("kernel_filter"),
+            recipe_files=plan.recipe_files(),
         )
     if tui and not errors:
         open_comparison(shown(comparison, kw))
@@ -225,13 +234,15 @@ def emit_comparison(
     *,
     keep_paths: bool = False,
     kernel_filter: str | None = None,
+    recipe_files: dict[str, list[Path]] | None = None,
 ) -> list[str]:
     """Save, write or print one comparison as ``compare`` does, and print its side errors; returns
-    them. ``--save`` keeps every kernel; the JSON and the tables only those ``kernel_filter`` keeps."""
+    them. ``--save`` keeps every kernel (and ``recipe_files``, the sides' recipes); the JSON and the
+    tables only those ``kernel_filter`` keeps."""
     from ..core.resultdir import save_result
 
     if save:
-        comparison = save_result(comparison, save, keep_paths)
+        comparison = save_result(comparison, save, keep_paths, recipe_files)
         progress(f"saved to {save}")
     comparison = shown(comparison, {"kernel_filter": kernel_filter})
     write_or_print(comparison, json_out, progress)
@@ -332,7 +343,14 @@ def watch_compare(
                 style="cyan",
             )
         try:
-            emit_comparison(comparison, json_out, save, progress, kernel_filter=kw.get("kernel_filter"))
+            emit_comparison(
+                comparison,
+                json_out,
+                save,
+                progress,
+                kernel_filter=kw.get("kernel_filter"),
+                recipe_files=plan.recipe_files(),
+            )
         except CutediffError as exc:  # a filter that matches none of this build's kernels: keep watching
             return on_error(exc.sentence(), change)
         progress(f"watching {len(watch.watched())} file(s); save a change to recompile, Ctrl-C stops")

@@ -49,13 +49,40 @@ def _save_source(src: Path, folder: Path, side: str, short: str, copied: dict[tu
     return f"src/{side}/{short}"
 
 
-def save_result(comparison: dict, folder: Path, keep_paths: bool = False) -> dict:
+def _save_recipe(files: list[Path], folder: Path, side: str, copied: dict[tuple[str, str], str]) -> dict[str, str]:
+    """Copy a side's recipe file and the helpers its build key covers into ``src/<side>/recipe/``
+    (laid out as beside the recipe; a helper elsewhere goes to ``recipe/_outside/N-NAME``):
+    real path of each file → its saved path."""
+    out: dict[str, str] = {}
+    files = [f for f in files if f.is_file() and not f.is_symlink()]
+    if not files:
+        return out
+    base = files[0].resolve().parent
+    for i, f in enumerate(files):
+        real = f.resolve()
+        rel = real.relative_to(base) if real.is_relative_to(base) else Path("_outside") / f"{i}-{real.name}"
+        short = f"recipe/{rel.as_posix()}"
+        if (side, short) not in copied:
+            copied[(side, short)] = _save_source(real, folder, side, short, copied)
+        out[str(real)] = copied[(side, short)]
+    return out
+
+
+def save_result(
+    comparison: dict, folder: Path, keep_paths: bool = False, recipe_files: dict[str, list[Path]] | None = None
+) -> dict:
     """Copy artifacts into ``folder`` and write comparison.json with paths relative to it (home
-    folders and the user name removed from the other strings unless ``keep_paths``)."""
+    folders and the user name removed from the other strings unless ``keep_paths``).
+
+    ``recipe_files``: per side, the recipe file and its helpers this run compiled (the caller's
+    :meth:`~cutediff_tui.core.recipes.RecipeInfo.files`); they are saved too, and a kernel source
+    named by its absolute path is kept only when it is one of them. Paths read from the comparison
+    itself are never a reason to copy a file from this machine."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     result = json.loads(dumps(comparison))
     copied: dict[tuple[str, str], str] = {}  # (side, short path) → saved path, once per file
+    own = {side: _save_recipe(list(files), folder, side, copied) for side, files in (recipe_files or {}).items()}
     for k_index, k in enumerate(result["kernels"]):
         for side in ("a", "b"):
             m = k.get(side)
@@ -64,7 +91,12 @@ def save_result(comparison: dict, folder: Path, keep_paths: bool = False) -> dic
             srcs = {}
             for short, original in (m.get("sources") or {}).items():
                 src = Path(original)
-                if not src.is_file() or Path(short).is_absolute() or ".." in Path(short).parts:
+                if Path(short).is_absolute():  # the recipe's own files (a kernel in the recipe or a helper)
+                    saved = own.get(side, {}).get(os.path.realpath(src))
+                    if saved is not None:
+                        srcs[short] = saved
+                    continue
+                if not src.is_file() or ".." in Path(short).parts:
                     continue
                 if (side, short) not in copied:
                     copied[(side, short)] = _save_source(src, folder, side, short, copied)

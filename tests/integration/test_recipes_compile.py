@@ -248,3 +248,63 @@ def test_working_copy_against_a_git_revision(compile_cache, tmp_path):
     assert result["sides"]["b"]["label"].endswith("[git:HEAD]")
     (k,) = result["kernels"]
     assert k["a"] and k["b"] and k["alignment"]["match_pct"] < 100  # + became *
+
+
+HELPER_KERNEL = """
+import cutlass
+import cutlass.cute as cute
+
+
+@cute.kernel
+def tiny_kernel(n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx == n:
+        cute.printf("tidx %d\\n", n)
+"""
+
+KERNEL_IN_HELPER_RECIPE = """
+import cutlass
+import cutlass.cute as cute
+
+from tilekern import tiny_kernel   # the kernel lives in a helper module next to the recipe
+
+
+@cute.jit
+def tiny_launch(n: cutlass.Int32):
+    tiny_kernel(n).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+def recipe(ctx):
+    cute.compile(tiny_launch, cutlass.Int32(3))
+"""
+
+
+def test_a_saved_result_keeps_the_recipe_and_its_helpers(compile_cache, tmp_path):
+    """``--save`` copies the recipe file and the helper its kernel lives in (issue 37): opened
+    where the originals are gone, every source line-info names is found inside the result."""
+    from cutediff_tui.core.model.io import read_comparison
+    from cutediff_tui.core.resultdir import absolutize
+    from cutediff_tui.ui.sources import resolve_source
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tilekern.py").write_text(HELPER_KERNEL)
+    (work / "kern_recipe.py").write_text(KERNEL_IN_HELPER_RECIPE)
+    res = tmp_path / "res"
+    proc = cutediff(
+        ["compare", "4.8.0", "4.8.0", *PINS, "--kernel", str(work / "kern_recipe.py"), "--arch", "sm_90a"]
+        + ["--save", str(res), "-q"],
+        compile_cache,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (res / "src/a/recipe/kern_recipe.py").read_text() == KERNEL_IN_HELPER_RECIPE
+    assert (res / "src/a/recipe/tilekern.py").read_text() == HELPER_KERNEL
+    assert not (res / "src/b").exists()  # side B's files are the same: saved once
+    shutil.rmtree(work)
+    comparison = absolutize(read_comparison(res / "comparison.json"), res)
+    (k,) = comparison["kernels"]
+    assert k["name"] == "tiny_kernel"
+    for side in ("a", "b"):
+        assert set(k[side]["sources"]) == {str(work / "tilekern.py"), str(work / "kern_recipe.py")}
+        ref = resolve_source(str(work / "tilekern.py"), 9, comparison, side, k[side]["sources"])
+        assert ref.path is not None and ref.path.is_relative_to(res.resolve()), ref

@@ -37,6 +37,29 @@ def test_identical_sources_are_saved_once(tmp_path):
     assert Path(reopened["b"]["sources"]["pkg/same.py"]).read_text() == "x = 1\n"
 
 
+def test_a_source_named_by_an_absolute_path_is_saved_only_when_it_is_the_recipes(tmp_path):
+    """``--save`` keeps the recipe file and its helpers (issue 37); an absolute path the comparison
+    names is never a reason to copy a file of this machine into a result that may travel."""
+    c = load_json(SAMPLE)
+    c["kernels"] = c["kernels"][:1]
+    k = c["kernels"][0]
+    recipe, helper, private = tmp_path / "w" / "r.py", tmp_path / "w" / "lib" / "h.py", tmp_path / "secret.py"
+    helper.parent.mkdir(parents=True)
+    for f, text in ((recipe, "import h\n"), (helper, "K = 1\n"), (private, "TOKEN = 'x'\n")):
+        f.write_text(text)
+    for side in ("a", "b"):
+        k[side]["sources"] = {str(recipe): str(recipe), str(helper): str(helper), str(private): str(private)}
+    out = tmp_path / "saved"
+    save_result(copy.deepcopy(c), out, recipe_files={"a": [recipe, helper], "b": [recipe, helper]})
+    saved = json.loads((out / "comparison.json").read_text())["kernels"][0]
+    for side in ("a", "b"):
+        assert saved[side]["sources"] == {str(recipe): "src/a/recipe/r.py", str(helper): "src/a/recipe/lib/h.py"}
+    assert "TOKEN" not in "".join(p.read_text() for p in out.rglob("*.py"))
+    plain = tmp_path / "plain"  # no recipe files given (the Python API's save): no absolute source kept
+    save_result(copy.deepcopy(c), plain)
+    assert json.loads((plain / "comparison.json").read_text())["kernels"][0]["a"]["sources"] == {}
+
+
 def test_confined_keeps_paths_inside_and_refuses_a_sibling_with_the_same_prefix(tmp_path):
     from cutediff_tui.core.resultdir import confined, real_roots
 

@@ -61,6 +61,14 @@ class SourcePlan:
     def describe(self) -> dict[str, str | None]:
         return {s.side: s.source for s in self.sides}
 
+    def recipe_files(self) -> dict[str, list[Path]]:
+        """Per side, the recipe file and the helpers its build key covers, cutediff's own built-in
+        recipes left out: what ``compare --save`` keeps beside the kernels."""
+        from ..paths import package_root
+
+        ours = package_root()
+        return {s.side: [p for p in s.recipe.files() if not p.resolve().is_relative_to(ours)] for s in self.sides}
+
     def watched(self) -> dict[Path, set[str]]:
         """Files (and source folders) whose edits change a side → the sides they change."""
         out: dict[Path, set[str]] = {}
