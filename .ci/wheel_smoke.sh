@@ -19,7 +19,7 @@ sample=$(venv/bin/python -c 'from cutediff_tui.samples import default_sample; pr
 case "$sample" in "$repo"/*) echo "the sample came from the checkout, not the wheel: $sample" >&2; exit 1 ;; esac
 venv/bin/cutediff report "$sample" --format md -o report.md
 grep -q "FlashAttentionForwardSm100" report.md
-venv/bin/cutediff check --result "$sample" --max-spill-bytes 100000 >/dev/null
+venv/bin/cutediff check "$sample" --max-spill-bytes 100000 >/dev/null
 venv/bin/python -c "import cutediff; c = cutediff.load('$sample'); assert c.records() and cutediff.check(c, max_spill_bytes=0).exit_code == 1"
 venv/bin/python "$repo/.ci/tui_smoke.py"
 echo "wheel smoke: ok"

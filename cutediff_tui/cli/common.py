@@ -12,6 +12,7 @@ import functools
 import json
 import re
 import shlex
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -227,7 +228,8 @@ def wrote(path: str | Path, what: str = "") -> str:
     from ..core.cache_admin import human_size
 
     try:
-        size = human_size(Path(path).stat().st_size)
+        st = Path(path).stat()
+        size = human_size(st.st_size) if stat.S_ISREG(st.st_mode) else ""  # a device has no size
     except OSError:
         size = ""
     extra = ", ".join(x for x in (size, what) if x)

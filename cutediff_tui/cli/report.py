@@ -217,17 +217,17 @@ _STATUS_STYLE = {
 @click.command(
     epilog=examples(
         "cutediff check 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --max-spill-bytes 0",
-        "cutediff check --result comparison.json --max-register-delta 8 --junit check.xml",
-        "cutediff check --result result/ --max peak_gpr=200 --kernel-filter Forward --json -",
+        "cutediff check comparison.json --max-register-delta 8 --junit check.xml",
+        "cutediff check result/ --max peak_gpr=200 --kernel-filter Forward --json -",
     )
 )
-@click.argument("sides", nargs=-1, metavar="A B", shell_complete=complete_versions)
+@click.argument("sides", nargs=-1, metavar="RESULT | A B", shell_complete=complete_versions)
 @recipe_options
 @click.option(
     "--result",
     type=click.Path(path_type=Path),
     default=None,
-    help="Check a saved comparison (comparison.json or its folder) instead of compiling.",
+    help="The same as RESULT (kept for older scripts): a saved comparison to check instead of compiling.",
 )
 @click.option(
     "--max-spill-bytes",
@@ -302,7 +302,8 @@ def check(
 ) -> None:
     """Gate CI on a comparison: exit 0 within the limits, 1 when one broke, 2 on an error.
 
-    Compiles A and B as cutediff compare does, or reads --result. Limits apply per kernel to side B
+    Reads RESULT (a saved comparison: comparison.json or its folder, as report and open take it), or
+    compiles A and B as cutediff compare does. Limits apply per kernel to side B
     (spill bytes) or to B − A (registers, stack); --max-slowdown uses bench timings when present.
     Under GitHub Actions (GITHUB_ACTIONS=true) each broken limit is also an ::error annotation.
     """
@@ -310,6 +311,9 @@ def check(
     from ..core.model.kernel_filter import filter_comparison
     from ..core.report import CheckOutcome, CheckResult, build_limits, check_comparison, junit_xml
 
+    one = sides[0] if len(sides) == 1 else ""
+    if one and result is None and (Path(one).exists() or not _VERSION_RE.match(one)):  # as `report RESULT`
+        result, sides = Path(one), ()
     inputs = _inputs(None, result)
     quiet = state().quiet
     for out, opt, must_be_new in (
@@ -332,13 +336,13 @@ def check(
         )
         if result is not None and sides:
             raise CutediffError(
-                "Give either --result PATH or the two toolchains A B, not both.",
-                "Use --result to check a saved comparison without compiling.",
+                "Give either a saved comparison (RESULT or --result) or the two toolchains A B, not both.",
+                "cutediff check RESULT checks a saved comparison without compiling.",
             )
         if result is None and len(sides) != 2:
             raise CutediffError(
-                f"cutediff check needs two toolchains A B (got {len(sides)}) or --result PATH.",
-                "For example: cutediff check 4.5.1 4.8.0 --max-spill-bytes 0.",
+                f"cutediff check needs a saved comparison RESULT or two toolchains A B (got {len(sides)} arguments).",
+                "For example: cutediff check result/ --max-spill-bytes 0, or cutediff check 4.5.1 4.8.0 --max-spill-bytes 0.",
             )
         comparison = (
             _load_result(result)

@@ -155,11 +155,22 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+def is_char_device(path: Path) -> bool:
+    """Whether ``path`` itself (not a link to it) is a character device (``/dev/null``, a tty)."""
+    try:
+        return stat.S_ISCHR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def check_output(path: Path, *, inputs: Iterable[Path] = (), force: bool = False, option: str = "-o") -> Path:
     """Refuse, in one sentence, an output that would destroy something: a symbolic link (writing
     would follow it), an input of the same command or a file inside an input folder, or a file
-    that exists (unless ``force``). Returns the path."""
+    that exists (unless ``force``). A character device (``-o /dev/null``, a terminal) destroys
+    nothing: taken as it is. Returns the path."""
     path = Path(path)
+    if is_char_device(path):
+        return path
     if path.is_symlink():
         raise CutediffError(
             f"{option} {display(path)} is a symbolic link; cutediff does not write through links "

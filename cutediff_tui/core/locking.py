@@ -54,7 +54,14 @@ def file_lock(
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
+    """Write ``data`` to ``path`` through a temporary file and a rename; a character device
+    (``-o /dev/null``, a terminal; not a link to one) is written as it is."""
+    from .files import is_char_device
+
+    if is_char_device(path):
+        with open(path, "wb" if isinstance(data, bytes) else "w") as fh:
+            fh.write(data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
     mode = "wb" if isinstance(data, bytes) else "w"

@@ -387,3 +387,14 @@ def test_shell_completion_completes_values(tmp_path, monkeypatch):
 def test_completion_is_documented():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
     assert "_CUTEDIFF_COMPLETE=bash_source" in doc and "zsh" in doc and "fish" in doc
+
+
+def test_output_to_a_character_device_is_written_not_refused(tmp_path):
+    """``-o /dev/null`` (issue 37) drops the report as asked; a link to a device is still refused."""
+    res = run(["report", str(SAMPLE), "-o", "/dev/null"])
+    assert res.exit_code == 0, res.output
+    assert "wrote /dev/null (md)" in res.output and "already exists" not in res.output
+    link = tmp_path / "null.md"
+    link.symlink_to("/dev/null")
+    res = run(["report", str(SAMPLE), "-o", str(link)])
+    assert res.exit_code == 2 and "symbolic link" in res.output, res.output

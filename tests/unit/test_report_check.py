@@ -215,7 +215,7 @@ def test_check_command_bad_input_exits_2(saved, tmp_path):
     r = runner.invoke(check, ["--result", str(p), "4.5.1", "4.8.0"])
     assert r.exit_code == 2 and "not both" in r.output
     r = runner.invoke(check, ["4.5.1"])
-    assert r.exit_code == 2 and "needs two toolchains" in r.output
+    assert r.exit_code == 2 and "needs a saved comparison RESULT or two toolchains" in r.output
     old = make()
     old["schema"] = "cutediff.comparison/0"
     r = runner.invoke(check, ["--result", str(saved(old, "old.json")), "--junit", str(tmp_path / "e.xml")])
@@ -300,3 +300,15 @@ def test_docs_ci_uses_only_real_options():
                     assert tok.split("=", 1)[0] in known, (m.group(1), tok)
             seen += 1
     assert seen >= 5
+
+
+def test_check_takes_the_result_as_report_and_open_do(saved):
+    """``check RESULT`` (issue 37), the same as the older ``check --result RESULT``."""
+    runner = CliRunner()
+    p = saved(make())
+    positional = runner.invoke(check, [str(p), "--max-register-delta", "0"])
+    option = runner.invoke(check, ["--result", str(p), "--max-register-delta", "0"])
+    assert positional.exit_code == option.exit_code and positional.exit_code in (0, 1), positional.output
+    assert positional.output == option.output
+    r = runner.invoke(check, [str(p.parent / "missing.json"), "--max-spill-bytes", "0"])
+    assert r.exit_code == 2 and "missing.json" in r.output, r.output
