@@ -20,6 +20,7 @@ from .common import (
     examples,
     quiet_option,
     refuse_flag_values,
+    remember_command_line,
     verbose_option,
 )
 
@@ -49,6 +50,7 @@ class LazyGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if ctx.parent is None and not ctx.resilient_parsing:  # once, on the whole command line (not while completing)
             refuse_flag_values(self, list(args))
+            remember_command_line(ctx, args)
         return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -74,7 +76,7 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=examples(
         "cutediff                                  # the TUI on the bundled sample",
-        "cutediff compare 4.5.1 4.8.0 --kernel fa4-fwd --arch sm_103a",
+        "cutediff compare 4.5.1 4.8.0 --recipe fa4-fwd --arch sm_103a",
         "cutediff report result/ -o report.md",
         "cutediff check --result result/ --max-spill-bytes 0",
         "cutediff COMMAND --help                   # each command's options and examples",

@@ -31,9 +31,9 @@ from .common import (
 
 @click.command(
     epilog=examples(
-        "cutediff bench 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --with quack-kernels==0.4.1 --kernel fa4-fwdbwd",
-        "cutediff bench 4.8.0 4.8.0 --kernel samples/recipes/local_array.py --a-param dynamic=false --b-param dynamic=true --profile",
-        "cutediff bench 4.5.1 4.8.0 --kernel fa4-fwd --into result/ --json bench.json",
+        "cutediff bench 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --with quack-kernels==0.4.1 --recipe fa4-fwdbwd",
+        "cutediff bench 4.8.0 4.8.0 --recipe samples/recipes/local_array.py --a-param dynamic=false --b-param dynamic=true --profile",
+        "cutediff bench 4.5.1 4.8.0 --recipe fa4-fwd --into result/ --json bench.json",
     )
 )
 @click.argument("a", shell_complete=complete_versions)

@@ -50,7 +50,7 @@ _BISECT_FLAGS = {"--include-pre", "--tui"}
 
 @click.command(
     epilog=examples(
-        "cutediff bisect --good 4.5.1 --bad 4.8.0 --kernel fa4-fwd --arch sm_103a --metric 'spill_store_bytes>0'",
+        "cutediff bisect --good 4.5.1 --bad 4.8.0 --recipe fa4-fwd --arch sm_103a --metric 'spill_store_bytes>0'",
         "cutediff bisect --good 4.5.1 --bad 4.8.0 --metric 'registers>168' --kernel-filter Forward -j 3 --json -",
         "cutediff bisect 4.8.0 --over flash-attn-4 --good 4.0.0b10 --bad 4.0.0b16 --metric 'STL>0'",
     )

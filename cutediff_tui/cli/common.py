@@ -64,6 +64,9 @@ class CliState:
     verbose: bool = False
     color: str = "auto"
     bars: Any = None  # the progress bars drawn on a terminal (cli.progress.ProgressBars)
+    args: list[str] | None = None  # the command line after ``cutediff`` (set by the root group)
+    old_recipe_name: bool = False  # the recipe was named with --kernel (see :func:`names_recipe_the_old_way`)
+    told_old_recipe_name: bool = False  # the note saying so was printed
 
 
 def state() -> CliState:
@@ -122,6 +125,7 @@ def guarded(func: F) -> F:
         st = state()
         if kwargs.get("debug"):
             st.debug = True
+        tell_old_recipe_name(st)
         try:
             return func(*args, **kwargs)
         except CutediffError as exc:
@@ -318,17 +322,70 @@ def open_bisect(result: dict, progress: Progress, kernel_filter: str | None = No
 # ---------------------------------------------------------------- shared options
 
 
+#: The help of ``--recipe`` on every command that compiles one.
+RECIPE_HELP = (
+    "Recipe to compile: a built-in name, a recipe file (path/to/file.py[:function]) or a module "
+    "(cutediff recipes lists them). --kernel is the older name of this option."
+)
+
+#: The note printed (once, not with -q) when the recipe is named with ``--kernel``.
+OLD_RECIPE_NOTE = "--kernel is now called --recipe (--kernel still works)"
+
+
+def names_recipe_the_old_way(args: list[str] | tuple[str, ...]) -> bool:
+    """True when a command line names the recipe with ``--kernel`` (its older name) rather than
+    ``--recipe``: a token ``--kernel`` or ``--kernel=…``, before any ``--``. ``--kernel-filter``
+    (which kernels are shown) is another option and does not count."""
+    for tok in args:
+        if tok == "--":
+            return False
+        if tok == "--kernel" or tok.startswith("--kernel="):
+            return True
+    return False
+
+
+def remember_command_line(ctx: click.Context, args: list[str]) -> None:
+    """Keep the whole command line (after ``cutediff``) in this invocation's :class:`CliState`,
+    for the checks that look at what was typed (:func:`names_recipe_the_old_way`)."""
+    ctx.ensure_object(CliState).args = list(args)
+
+
+def _note_old_recipe_name(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    st = ctx.ensure_object(CliState)
+    typed = st.args if st.args is not None else sys.argv[1:]
+    if names_recipe_the_old_way(typed):
+        st.old_recipe_name = True
+    return value
+
+
+def tell_old_recipe_name(st: CliState) -> None:
+    """Print :data:`OLD_RECIPE_NOTE` as a dim progress line on stderr, once per invocation, where
+    the recipe was named with ``--kernel`` (not with ``-q``). Called by :func:`guarded` as the
+    command starts, when every option, ``-q`` included, has been read."""
+    if st.old_recipe_name and not st.quiet and not st.told_old_recipe_name:
+        st.told_old_recipe_name = True
+        err_console.print(f"[dim]· {escape(OLD_RECIPE_NOTE)}[/]", soft_wrap=True, highlight=False)
+
+
+def recipe_option(func: F) -> F:
+    """``--recipe`` (older name ``--kernel``): the recipe to compile, kept as the parameter
+    ``kernel``. Naming it ``--kernel`` still works, with a note (:func:`tell_old_recipe_name`)."""
+    return click.option(
+        "--recipe",
+        "--kernel",
+        "kernel",
+        default="fa4-fwd",
+        show_default=True,
+        shell_complete=complete_recipes,
+        callback=_note_old_recipe_name,
+        help=RECIPE_HELP,
+    )(func)
+
+
 def recipe_options(func: F) -> F:
     """The options that pick a recipe, its parameters, the target and the cache policy."""
     opts = [
-        click.option(
-            "--kernel",
-            "kernel",
-            default="fa4-fwd",
-            show_default=True,
-            shell_complete=complete_recipes,
-            help="Recipe to compile (cutediff recipes lists them).",
-        ),
+        recipe_option,
         click.option(
             "--arch",
             default=None,

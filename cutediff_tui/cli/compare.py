@@ -137,9 +137,9 @@ def emit_listing(
 
 @click.command(
     epilog=examples(
-        "cutediff compare 4.5.1 4.8.0 --kernel fa4-fwd --arch sm_103a --varlen --causal --hdim 128",
-        "cutediff compare 4.5.1 4.8.0 --kernel samples/recipes/elementwise_add.py --gpu h200 --json -",
-        "cutediff compare 4.8.0 4.8.0,quack-kernels==0.6.5 --kernel fa4-fwd --save result/ --tui",
+        "cutediff compare 4.5.1 4.8.0 --recipe fa4-fwd --arch sm_103a --varlen --causal --hdim 128",
+        "cutediff compare 4.5.1 4.8.0 --recipe samples/recipes/elementwise_add.py --gpu h200 --json -",
+        "cutediff compare 4.8.0 4.8.0,quack-kernels==0.6.5 --recipe fa4-fwd --save result/ --tui",
     )
 )
 @click.argument("a", shell_complete=complete_versions)
@@ -176,7 +176,7 @@ def compare(a: str, b: str, json_out: str | None, save: Path | None, tui: bool, 
 
     A and B are DSL versions with optional pins, e.g. 4.5.1 or 4.8.0,quack-kernels==0.6.5.
     --a-param/--b-param set a recipe parameter on one side only (two settings, one toolchain).
-    --kernel takes a built-in recipe or a recipe file/module (cutediff recipes lists them).
+    --recipe takes a built-in recipe or a recipe file/module (cutediff recipes lists them).
     """
     from ..core.recipes.sources import run_compare_plan
 
@@ -307,7 +307,7 @@ def watch_tui(opts: CompareOptions, plan, kw: dict[str, Any], progress: Progress
     if not plan.watched():
         raise CutediffError(
             f"Recipe {opts.recipe.name} has no source file here to watch.",
-            "Use --watch with a recipe file (--kernel path/to/file.py) or a --with source folder.",
+            "Use --watch with a recipe file (--recipe path/to/file.py) or a --with source folder.",
         )
     from ..core.watch import source_digests
 
@@ -370,7 +370,7 @@ def watch_compare(
     if not watch.watched():
         raise CutediffError(
             f"Recipe {opts.recipe.name} has no source file here to watch.",
-            "Use --watch with a recipe file (--kernel path/to/file.py) or a --with source folder.",
+            "Use --watch with a recipe file (--recipe path/to/file.py) or a --with source folder.",
         )
 
     with stops_on_interrupt():

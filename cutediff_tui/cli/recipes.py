@@ -78,8 +78,8 @@ def show_recipes(refs: tuple[str, ...], json_out: str | None) -> None:
         out.print()
     if not refs:
         out.print(
-            "[dim]Pass a recipe to compare with --kernel NAME, --kernel path/to/file.py[:function] or "
-            "--kernel package.module[:function]; set parameters with --param NAME=VALUE. "
+            "[dim]Pass a recipe to compare with --recipe NAME, --recipe path/to/file.py[:function] or "
+            "--recipe package.module[:function]; set parameters with --param NAME=VALUE. "
             "Write your own: docs/recipes.md.[/]"
         )
 

@@ -138,7 +138,7 @@ def _write_safely(comparison: dict, path: Path, fmt: str | None, inputs, force: 
         "cutediff report my-result/ -o report.md",
         "cutediff report comparison.json --format csv -o figures.csv",
         "cutediff report my-result/ --kernel-filter Forward -o forward.html",
-        "cutediff report 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --arch sm_103a -o report.html",
+        "cutediff report 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --recipe fa4-fwd --arch sm_103a -o report.html",
     )
 )
 @click.argument("args", nargs=-1, required=True, metavar="RESULT | A B", shell_complete=complete_versions)
@@ -216,7 +216,7 @@ _STATUS_STYLE = {
 
 @click.command(
     epilog=examples(
-        "cutediff check 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --kernel fa4-fwd --max-spill-bytes 0",
+        "cutediff check 4.5.1 4.8.0 --with flash-attn-4==4.0.0b16 --recipe fa4-fwd --max-spill-bytes 0",
         "cutediff check comparison.json --max-register-delta 8 --junit check.xml",
         "cutediff check result/ --max peak_gpr=200 --kernel-filter Forward --json -",
     )

@@ -16,7 +16,6 @@ from .common import (
     ExitCode,
     complete_archs,
     complete_gpus,
-    complete_recipes,
     complete_versions,
     emit_json,
     err_console,
@@ -28,6 +27,7 @@ from .common import (
     needs_line,
     out_console,
     progress_printer,
+    recipe_option,
     standard_options,
     stop_progress,
     wrote,
@@ -38,19 +38,13 @@ from .common import (
 
 @click.command(
     epilog=examples(
-        "cutediff sweep 4.5.1 4.5.3 4.8.0 --kernel fa4-fwd --arch sm_100a,sm_103a --param hdim=64,128 --html sweep.html",
-        "cutediff sweep 4.5.1 4.8.0 --kernel samples/recipes/elementwise_add.py --gpu h100,b200 --figure registers",
-        "cutediff sweep 4.5.1 4.8.0 --kernel fa4-fwd --executor dask --scheduler tcp://10.0.0.5:8786 --json sweep.json",
+        "cutediff sweep 4.5.1 4.5.3 4.8.0 --recipe fa4-fwd --arch sm_100a,sm_103a --param hdim=64,128 --html sweep.html",
+        "cutediff sweep 4.5.1 4.8.0 --recipe samples/recipes/elementwise_add.py --gpu h100,b200 --figure registers",
+        "cutediff sweep 4.5.1 4.8.0 --recipe fa4-fwd --executor dask --scheduler tcp://10.0.0.5:8786 --json sweep.json",
     )
 )
 @click.argument("toolchains", nargs=-1, required=True, shell_complete=complete_versions)
-@click.option(
-    "--kernel",
-    default="fa4-fwd",
-    show_default=True,
-    shell_complete=complete_recipes,
-    help="Recipe to compile (cutediff recipes lists them).",
-)
+@recipe_option
 @click.option(
     "--arch",
     "archs",

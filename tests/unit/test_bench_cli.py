@@ -26,21 +26,21 @@ def _bench(*args: str) -> str:
 def test_recipe_without_a_bench_hook(tmp_path):
     f = tmp_path / "nohook.py"
     f.write_text("from cutediff_tui.core.recipes import recipe\n\n@recipe\ndef k(ctx):\n    pass\n")
-    line = _bench("4.8.0", "4.8.0", "--kernel", str(f))
+    line = _bench("4.8.0", "4.8.0", "--recipe", str(f))
     assert "has no bench hook, so cutediff cannot run its kernels on the GPU" in line
 
 
 def test_shape_is_for_fa4_only():
-    line = _bench("4.8.0", "4.8.0", "--kernel", SAMPLE, "--shape", "8192x32h/4")
+    line = _bench("4.8.0", "4.8.0", "--recipe", SAMPLE, "--shape", "8192x32h/4")
     assert "--shape describes FA4 problems" in line and "--param NAME=VALUE" in line
 
 
 def test_side_parameters_are_checked_against_the_recipe():
-    line = _bench("4.8.0", "4.8.0", "--kernel", SAMPLE, "--a-param", "nope=1")
+    line = _bench("4.8.0", "4.8.0", "--recipe", SAMPLE, "--a-param", "nope=1")
     assert "has no parameter 'nope'" in line
-    line = _bench("4.8.0", "4.8.0", "--kernel", SAMPLE, "--b-param", "dynamic")
+    line = _bench("4.8.0", "4.8.0", "--recipe", SAMPLE, "--b-param", "dynamic")
     assert "--b-param 'dynamic' is not NAME=VALUE." in line
-    line = _bench("4.8.0", "4.8.0", "--kernel", SAMPLE, "--b-param", "dynamic=maybe")
+    line = _bench("4.8.0", "4.8.0", "--recipe", SAMPLE, "--b-param", "dynamic=maybe")
     assert "is not true or false" in line
 
 
@@ -50,5 +50,5 @@ def test_rounds_must_be_positive():
 
 @pytest.mark.skipif(__import__("shutil").which("nvidia-smi") is not None, reason="this machine has a GPU")
 def test_sample_recipe_without_a_gpu():
-    line = _bench("4.8.0", "4.8.0", "--kernel", SAMPLE, "--b-param", "dynamic=true", "--profile")
+    line = _bench("4.8.0", "4.8.0", "--recipe", SAMPLE, "--b-param", "dynamic=true", "--profile")
     assert "No NVIDIA GPU was found" in line

@@ -1,7 +1,7 @@
 """One meaning per flag across every command (issue 18 item 3): ``--json PATH|-``, ``-o``,
-``-q``, ``-v``, ``--color``/``NO_COLOR``, ``--kernel-filter``, values that look like flags,
-full width into a pipe, progress bars, sizes, ``report --format csv``, GitHub annotations,
-examples in ``--help`` and value completion."""
+``-q``, ``-v``, ``--color``/``NO_COLOR``, ``--kernel-filter``, ``--recipe`` (once ``--kernel``),
+values that look like flags, full width into a pipe, progress bars, sizes, ``report --format
+csv``, GitHub annotations, examples in ``--help`` and value completion."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from cutediff_tui.cli import COMMANDS, main
+from cutediff_tui.cli.common import OLD_RECIPE_NOTE, RECIPE_HELP, CliState, names_recipe_the_old_way
 from cutediff_tui.samples import bundled_sample_dir
 
 SAMPLE = bundled_sample_dir()
@@ -176,6 +177,77 @@ def test_kernel_filter_has_one_help_wording_everywhere():
         opt = option(dict(LEAVES)[name], "--kernel-filter")
         assert opt.help.startswith(KERNEL_FILTER_HELP), (name, opt.help)
         assert opt.callback is not None and opt.callback.__name__ == "_check_regex", name
+
+
+# ---------------------------------------------------------------- --recipe (once --kernel)
+
+
+RECIPE_COMMANDS = with_option("--recipe")
+
+
+def test_names_recipe_the_old_way():
+    assert names_recipe_the_old_way(["compare", "A", "B", "--kernel", "fa4-fwd"])
+    assert names_recipe_the_old_way(["compare", "A", "B", "--kernel=fa4-fwd"])
+    assert not names_recipe_the_old_way(["compare", "A", "B", "--recipe", "fa4-fwd"])
+    assert not names_recipe_the_old_way(["report", "r/", "--kernel-filter", "Flash", "--kernel-filter=x"])
+    assert not names_recipe_the_old_way(["compare", "A", "B", "--param", "kernel=1", "--", "--kernel"])
+    assert not names_recipe_the_old_way([])
+
+
+def test_every_recipe_option_is_recipe_with_kernel_as_its_older_name():
+    assert set(RECIPE_COMMANDS) >= {"compare", "report", "check", "bench", "bisect", "sweep"}
+    assert with_option("--kernel") == RECIPE_COMMANDS
+    for name in RECIPE_COMMANDS:
+        opt = option(dict(LEAVES)[name], "--recipe")
+        assert opt.opts == ["--recipe", "--kernel"] and opt.name == "kernel" and opt.help == RECIPE_HELP, name
+
+
+@pytest.mark.parametrize("name", RECIPE_COMMANDS)
+def test_every_recipe_command_shows_recipe_in_its_help(name):
+    res = run([name, "--help"])
+    assert res.exit_code == 0, res.output
+    assert "--recipe, --kernel" in res.output and "older name of this option" in res.output, res.output
+    ex = res.output[res.output.index("Examples:") :]
+    assert "--recipe " in ex and not re.search(r"--kernel\b(?!-)", ex), ex
+
+
+@pytest.mark.parametrize("name", RECIPE_COMMANDS)
+def test_recipe_and_kernel_give_the_same_value(name):
+    cmd = dict(LEAVES)[name]
+    sides = {"sweep": ["4.8.0"], "bisect": ["--good", "4.5.1", "--bad", "4.8.0", "--metric", "x>0"]}.get(
+        name, ["4.5.1", "4.8.0"]
+    )
+    values = [
+        cmd.make_context(name, [*sides, *flag], obj=CliState(args=[])).params["kernel"]
+        for flag in (["--recipe", "x.py:f"], ["--kernel", "x.py:f"], ["--kernel=x.py:f"])
+    ]
+    assert values == ["x.py:f"] * 3
+
+
+@pytest.mark.parametrize("name", ["compare", "bench", "sweep"])
+def test_recipe_and_kernel_end_the_same(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUTEDIFF_CACHE_DIR", str(tmp_path))
+    sides = ["4.8.0"] if name == "sweep" else ["4.8.0", "4.8.0"]
+    new, old = (run([name, *sides, flag, str(tmp_path / "nope.py")]) for flag in ("--recipe", "--kernel"))
+    assert new.exit_code == old.exit_code == 2 and new.stdout == old.stdout == ""
+    assert old.stderr == f"· {OLD_RECIPE_NOTE}\n" + new.stderr, old.stderr
+    assert new.stderr.startswith("error: Recipe file ") and "does not exist" in new.stderr, new.stderr
+
+
+def test_kernel_gets_a_note_once_and_not_with_quiet(tmp_path):
+    note = f"· {OLD_RECIPE_NOTE}"
+    assert OLD_RECIPE_NOTE == "--kernel is now called --recipe (--kernel still works)"
+    old = run(["report", str(SAMPLE), "--kernel", "fa4-fwd", "-o", str(tmp_path / "a.md")])
+    assert old.exit_code == 0, old.output
+    assert old.stderr.splitlines()[0] == note and old.stderr.count(note) == 1, old.stderr
+    new = run(["report", str(SAMPLE), "--recipe", "fa4-fwd", "-o", str(tmp_path / "b.md")])
+    assert new.exit_code == 0 and OLD_RECIPE_NOTE not in new.stderr and "wrote" in new.stderr, new.stderr
+    assert (tmp_path / "a.md").read_text() == (tmp_path / "b.md").read_text()
+    for quiet in (["-q", "report"], ["report", "--quiet"]):
+        res = run([*quiet, str(SAMPLE), "--kernel=fa4-fwd", "-o", str(tmp_path / "c.md"), "--force"])
+        assert res.exit_code == 0 and res.stderr == "", res.stderr
+    only_filter = run(["report", str(SAMPLE), "--kernel-filter", "Flash", "-o", str(tmp_path / "d.md")])
+    assert only_filter.exit_code == 0 and OLD_RECIPE_NOTE not in only_filter.stderr, only_filter.stderr
 
 
 def test_quiet_silences_progress_and_keeps_results(tmp_path):
@@ -372,6 +444,7 @@ def _complete(words: str) -> list[str]:
 
 
 def test_shell_completion_completes_values(tmp_path, monkeypatch):
+    assert "fa4-fwd" in _complete("cutediff compare 4.5.1 4.8.0 --recipe fa4")
     assert "fa4-fwd" in _complete("cutediff compare 4.5.1 4.8.0 --kernel fa4")
     assert {"sm_100a", "sm_103a"} <= set(_complete("cutediff compare 4.5.1 4.8.0 --arch sm_10"))
     assert "sm_90a,sm_100a" in _complete("cutediff sweep 4.8.0 --arch sm_90a,sm_1")
