@@ -65,7 +65,7 @@ def compare(
         a, b: the toolchains, a DSL version with optional pins: ``"4.5.1"``,
             ``"4.8.0,quack-kernels==0.6.5"``.
         recipe: a built-in recipe (``fa4-fwd``), a recipe file ``path/to/file.py[:function]`` or a
-            module ``package.module[:function]`` (``--kernel``).
+            module ``package.module[:function]`` (``--recipe``).
         arch, gpu, num_sms: the target (``--arch sm_103a``, ``--gpu b200``, ``--num-sms``).
         params: recipe parameters, e.g. ``{"hdim": 128, "causal": True}`` (``--hdim``, ``--param``).
         a_params, b_params: parameters for one side only, over ``params`` (``--a-param``,
@@ -108,7 +108,7 @@ def compare(
         "a_params": tuple(f"{k}={_text(v)}" for k, v in (a_params or {}).items()),
         "b_params": tuple(f"{k}={_text(v)}" for k, v in (b_params or {}).items()),
     }
-    argv = ["compare", a, b, "--kernel", recipe]
+    argv = ["compare", a, b, "--recipe", recipe]
     for flag, value in (("--arch", arch), ("--gpu", gpu), ("--num-sms", num_sms), ("--cuda", cuda)):
         if value is not None:
             argv += [flag, str(value)]

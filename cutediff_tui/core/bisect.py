@@ -295,7 +295,7 @@ def git_over(path: Path, toolchain: str, recipe_path: Path | None) -> tuple[Over
     if not paths:
         raise CutediffError(
             f"The checkout {root} holds neither the recipe file nor a kernel package ({', '.join(LOCAL_PACKAGES)}).",
-            "Point --over git:PATH at the repository of the recipe (--kernel FILE.py) or of flash-attention/quack.",
+            "Point --over git:PATH at the repository of the recipe (--recipe FILE.py) or of flash-attention/quack.",
         )
     return over, paths
 
@@ -519,7 +519,7 @@ def pair_options(result: dict, *, lineinfo: bool = True):
     if over.get("kind") == "git":
         raise CutediffError(
             "A bisect over git commits cannot be reopened as a comparison of two toolchains.",
-            f"Compare the two commits with cutediff compare {over.get('toolchain')} {over.get('toolchain')} --kernel FILE --a-source git:LAST_GOOD --b-source git:FIRST_BAD.",
+            f"Compare the two commits with cutediff compare {over.get('toolchain')} {over.get('toolchain')} --recipe FILE --a-source git:LAST_GOOD --b-source git:FIRST_BAD.",
         )
     sides = result.get("sides") or {}
     a, b = (parse_side(sides.get(v, v), result.get("pins") or (), result.get("cuda")) for v in pair_versions(result))

@@ -34,7 +34,7 @@ __all__ = ["SAMPLE_NOTE", "CutediffApp"]
 SAMPLE_NOTE = (
     "This is the bundled sample: FlashAttention-4 for sm_103a built with CuTe DSL 4.5.1 (A) and 4.8.0 (B), "
     "where 4.8.0 spills. Compare your own kernel with c here, or run "
-    "`cutediff compare A B --kernel my_recipe.py` (docs/quickstart.md)."
+    "`cutediff compare A B --recipe my_recipe.py` (docs/quickstart.md)."
 )
 
 

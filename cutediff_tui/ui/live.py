@@ -54,7 +54,7 @@ def spec_from_comparison(comparison: dict) -> WatchSpec:
     if not name or any(not (sides.get(s) or {}).get("dsl") for s in ("a", "b")):
         raise CutediffError(
             "This comparison was not compiled by cutediff here, so there is no recipe to watch.",
-            "Run `cutediff compare A B --kernel RECIPE.py --watch --tui` to watch a recipe.",
+            "Run `cutediff compare A B --recipe RECIPE.py --watch --tui` to watch a recipe.",
         )
     params = {k: v for k, v in (recipe.get("params") or {}).items() if v is not None}
     extra = tuple(f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}" for k, v in params.items())
@@ -67,8 +67,8 @@ def spec_from_comparison(comparison: dict) -> WatchSpec:
     if not plan.watched() or (opts.recipe.kind == "builtin" and not any(locals_)):
         raise CutediffError(
             f"Recipe {opts.recipe.name} has no source file here to watch.",
-            "Watch works with a recipe file (--kernel path/to/file.py) or a --with source folder; "
-            "run `cutediff compare A B --kernel RECIPE.py --watch --tui`.",
+            "Watch works with a recipe file (--recipe path/to/file.py) or a --with source folder; "
+            "run `cutediff compare A B --recipe RECIPE.py --watch --tui`.",
         )
     return WatchSpec(opts, plan, params)
 

@@ -35,6 +35,6 @@ def test_compare_two_toolchains_through_the_api(compile_cache, monkeypatch):
     regs = {r["side"]: r["value"] for r in c.records() if r["figure"] == "registers"}
     assert set(regs) == {"a", "b"} and all(isinstance(v, int) and v > 0 for v in regs.values())
     assert events, "progress= received no event"
-    assert c.data["command"].startswith("cutediff compare 4.5.1 4.8.0 --kernel ")
+    assert c.data["command"].startswith("cutediff compare 4.5.1 4.8.0 --recipe ")
     assert cutediff.check(c, max_spill_bytes=0).passed
     assert "add_kernel" in c.report("csv")

@@ -535,7 +535,7 @@ def test_repro_command_rebuilt_when_missing():
     c["command"] = ""
     cmd = M.cutediff_command(c)
     assert cmd.startswith("cutediff compare 4.5.1,flash-attn-4==4.0.0b16,quack-kernels==0.4.1 4.8.0,")
-    assert "--kernel fa4-fwd --arch sm_103a --num-sms 148" in cmd and "--param window=128,0" in cmd
+    assert "--recipe fa4-fwd --arch sm_103a --num-sms 148" in cmd and "--param window=128,0" in cmd
 
 
 def test_mix_sentence_needs_the_tensor_core_math_to_call_the_mix_unchanged():

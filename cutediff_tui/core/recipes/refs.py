@@ -214,7 +214,7 @@ def parse_file(path: Path, *, what: str | None = None) -> ParsedFile:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise CutediffError(f"{label} does not exist.", "Check the path given to --kernel.") from None
+        raise CutediffError(f"{label} does not exist.", "Check the path given to --recipe.") from None
     except IsADirectoryError:
         raise CutediffError(f"{label} is a folder, not a Python file.", "Name the recipe's .py file.") from None
     except UnicodeDecodeError:
@@ -456,7 +456,7 @@ def resolve_reference(ref: str, *, search: list[str] | tuple[str, ...] = ()) -> 
     if looks_like_file:
         path = Path(head).expanduser()
         if not path.exists():
-            raise CutediffError(f"Recipe file {head} does not exist.", "Check the path given to --kernel.")
+            raise CutediffError(f"Recipe file {head} does not exist.", "Check the path given to --recipe.")
         if path.is_dir():
             init = path / "__init__.py"
             if not init.is_file():

@@ -5,7 +5,7 @@ Each side may compile the recipe from its own place: ``--a-source PATH`` / ``--b
 ``git:REV`` (the file's content at a git revision, with the helper modules it imports, written
 under ``<cache>/sources/``). The sides may then share one DSL version::
 
-    cutediff compare 4.8.0 4.8.0 --kernel samples/recipes/add.py --b-source git:HEAD
+    cutediff compare 4.8.0 4.8.0 --recipe samples/recipes/add.py --b-source git:HEAD
 
 :func:`plan_sources` resolves the sides on the host (ast only); :func:`run_compare_plan` builds
 and analyses them like :func:`~cutediff_tui.core.compare.run_compare`, each side with its own
@@ -35,7 +35,7 @@ class SideSource:
     """What one side compiles, and from where."""
 
     side: str
-    source: str | None  # as given: None (the --kernel recipe), "git:REV" or a path
+    source: str | None  # as given: None (the recipe given to --recipe), "git:REV" or a path
     recipe: RecipeInfo
     working_copy: bool  # its files are edited in place (``--watch`` polls them)
 
@@ -46,7 +46,7 @@ class SideSource:
 
 @dataclass
 class SourcePlan:
-    """The recipe of each side (the --kernel one, or one taken from a source)."""
+    """The recipe of each side (the --recipe one, or one taken from a source)."""
 
     primary: RecipeInfo
     sides: tuple[SideSource, SideSource]
@@ -125,7 +125,7 @@ def _own_file(primary: RecipeInfo) -> Path:
     if not files or not files[0].is_file():
         raise CutediffError(
             f"Recipe {primary.name} has no source file on this machine, so --a-source/--b-source cannot replace it.",
-            "Name the recipe by its file (--kernel path/to/file.py:function).",
+            "Name the recipe by its file (--recipe path/to/file.py:function).",
         )
     return files[0]
 

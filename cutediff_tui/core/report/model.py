@@ -473,7 +473,7 @@ def cutediff_command(c: dict) -> str:
 
     parts = ["cutediff", "compare", shlex.quote(spec(sa)), shlex.quote(spec(sb))]
     if rec:
-        parts += ["--kernel", shlex.quote(str(rec))]
+        parts += ["--recipe", shlex.quote(str(rec))]
     if c.get("arch"):
         parts += ["--arch", str(c["arch"])]
     prof = c.get("profile") or {}
