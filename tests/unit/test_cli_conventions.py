@@ -471,3 +471,24 @@ def test_output_to_a_character_device_is_written_not_refused(tmp_path):
     link.symlink_to("/dev/null")
     res = run(["report", str(SAMPLE), "-o", str(link)])
     assert res.exit_code == 2 and "symbolic link" in res.output, res.output
+
+
+FA4_FLAGS = ("--varlen", "--causal", "--hdim", "--hdim-v", "--heads", "--kv-heads", "--dtype", "--window")
+
+
+@pytest.mark.parametrize("name", sorted(set(with_option("--hdim"))))
+def test_the_fa4_flags_work_but_are_listed_once_by_recipes_not_in_every_help(name):
+    """Twelve FA4-only flags filled the --help of compare, report, check, bench and bisect (issue 37):
+    `cutediff recipes` lists them per recipe, with defaults; each command still takes them."""
+    help_text = run([name, "--help"]).output
+    assert not any(re.search(rf"^\s+{flag}\b", help_text, re.M) for flag in FA4_FLAGS), help_text
+    assert "cutediff recipes" in help_text
+    cmd = dict(LEAVES)[name]
+    sides = {"bisect": ["--good", "4.5.1", "--bad", "4.8.0", "--metric", "x>0"]}.get(name, ["4.5.1", "4.8.0"])
+    params = cmd.make_context(name, [*sides, "--hdim", "64", "--no-causal"], obj=CliState(args=[])).params
+    assert params["hdim"] == 64 and params["causal"] is False
+
+
+def test_recipes_lists_the_fa4_flags():
+    out = run(["recipes"]).output
+    assert all(flag in out for flag in FA4_FLAGS), out
