@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from .sanitize import strip_ansi
+
+#: The advice a failed side's sentence carried before cutediff kept the log itself (issue 37).
+_OLD_DEBUG_ADVICE = re.compile(r"\s*(?:The full log is kept; )?run with --debug to see the traceback\.", re.I)
+
+
+def without_debug_advice(sentence: str) -> str:
+    """A side's error sentence read from a saved result, without the advice to run with ``--debug``
+    that older results carry: ``open`` and ``report`` have no traceback to show."""
+    return _OLD_DEBUG_ADVICE.sub("", sentence)
 
 
 class CutediffError(Exception):

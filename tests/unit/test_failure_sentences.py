@@ -150,3 +150,21 @@ def test_the_log_is_kept_in_the_cache_and_never_written_through_a_link(tmp_path,
     exc = CompileError("Side A: it failed.", None, "Traceback …")
     keep_failure_log(exc, "j" * 24)
     assert not list(elsewhere.iterdir()) and exc.sentence() == "Side A: it failed. Run with --debug to see the log."
+
+
+def test_a_saved_result_shows_an_old_sentence_without_the_debug_advice(tmp_path):
+    """``open``/``report`` on a result saved by an older cutediff: there is no traceback to show."""
+    import json
+
+    from cutediff_tui.core.model.io import read_comparison
+    from cutediff_tui.samples import bundled_sample_dir
+
+    doc = json.loads((bundled_sample_dir() / "comparison.json").read_text())
+    doc["sides"]["b"]["error"] = (
+        "Side B: recipe r.py:recipe failed while compiling (ValueError: boom). "
+        "The full log is kept; run with --debug to see the traceback."
+    )
+    path = tmp_path / "comparison.json"
+    path.write_text(json.dumps(doc))
+    error = read_comparison(path)["sides"]["b"]["error"]
+    assert error == "Side B: recipe r.py:recipe failed while compiling (ValueError: boom)."

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import CutediffError
+from ..errors import CutediffError, without_debug_advice
 from .changes import kernel_changes, ptx_opcode_deltas
 from .figures import figures_for
 from .types import SIDES, Comparison
@@ -127,6 +127,9 @@ def read_comparison(path: Path | str) -> dict[str, Any]:
         ) from None
     # a file someone may have made by hand: figures checked, paths confined to its folder
     validate_result(doc, str(path), text_chars=len(data))
+    for side in (doc.get("sides") or {}).values():
+        if isinstance(side, dict) and isinstance(side.get("error"), str):
+            side["error"] = without_debug_advice(side["error"])
     out: dict[str, Any] = absolutize(doc, path.resolve().parent)
     return out
 
