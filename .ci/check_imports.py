@@ -37,8 +37,9 @@ def _owner(mods: dict[str, Path], name: str) -> str | None:
 
 
 def scan(root: Path) -> tuple[dict[str, set[str]], list[str]]:
-    """The import graph among the package's modules (package ``__init__`` targets left out, as
-    importing a submodule runs them anyway) and the private-name imports found."""
+    """The import graph among the package's modules and the private-name imports found. A name
+    imported from a package (``from ..recipes import RecipeInfo``) is an edge to its ``__init__``,
+    whose own imports run first: a face that imports the module importing it is a circle."""
     mods = modules(root)
     edges: dict[str, set[str]] = {m: set() for m in mods}
     private: list[str] = []
@@ -56,7 +57,7 @@ def scan(root: Path) -> tuple[dict[str, set[str]], list[str]]:
                 targets = [a.name for a in node.names]
             for t in targets:
                 owner = _owner(mods, t)
-                if owner and owner != m and mods[owner].name != "__init__.py":
+                if owner and owner != m:  # a name taken from a package face is an edge to its __init__
                     edges[m].add(owner)
     return edges, private
 

@@ -282,8 +282,8 @@ def recipe(ctx):
 def test_a_saved_result_keeps_the_recipe_and_its_helpers(compile_cache, tmp_path):
     """``--save`` copies the recipe file and the helper its kernel lives in (issue 37): opened
     where the originals are gone, every source line-info names is found inside the result."""
+    from cutediff_tui.core.model.confine import absolutize
     from cutediff_tui.core.model.io import read_comparison
-    from cutediff_tui.core.resultdir import absolutize
     from cutediff_tui.ui.sources import resolve_source
 
     work = tmp_path / "work"

@@ -71,6 +71,20 @@ def test_the_import_check_finds_a_cycle_and_a_private_name(tmp_path):
     assert proc.returncode == 1
 
 
+def test_the_import_check_counts_a_name_taken_from_a_package_face(tmp_path):
+    """``from . import Info`` in a submodule whose package __init__ imports that submodule is a
+    circle (issue 38: ``recipes/__init__`` <-> ``recipes/refs``, and analysis_pipeline -> model ->
+    model.io -> resultdir -> analysis_pipeline, both missed while edges to a face were dropped)."""
+    pkg = tmp_path / "face"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("class Info:\n    pass\n\n\ndef get():\n    from .refs import r\n")
+    (pkg / "sub" / "refs.py").write_text("from . import Info\n\n\ndef r():\n    return Info\n")
+    mod = _check_imports()
+    edges, _ = mod.scan(pkg)
+    assert mod.cycles(edges) == [["face.sub", "face.sub.refs"]]
+
+
 def test_cli_commands_are_registered_once_and_loaded_lazily():
     from cutediff_tui.cli import COMMANDS, main
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from cutediff_tui.core.analysis_pipeline import load_listing, pair_analysis, sass_alignment
-from cutediff_tui.core.resultdir import absolutize
+from cutediff_tui.core.model.confine import absolutize
 from cutediff_tui.samples import SAMPLE_NAME, sample_dirs
 from cutediff_tui.ui.model import build_model
 

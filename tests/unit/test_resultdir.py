@@ -61,7 +61,7 @@ def test_a_source_named_by_an_absolute_path_is_saved_only_when_it_is_the_recipes
 
 
 def test_confined_keeps_paths_inside_and_refuses_a_sibling_with_the_same_prefix(tmp_path):
-    from cutediff_tui.core.resultdir import confined, real_roots
+    from cutediff_tui.core.model.confine import confined, real_roots
 
     base, sibling = tmp_path / "res", tmp_path / "res2"
     (base / "a").mkdir(parents=True)

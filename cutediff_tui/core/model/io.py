@@ -106,8 +106,8 @@ def load_comparison_bytes(data: bytes, where: str = "The comparison") -> dict[st
 def read_comparison(path: Path | str) -> dict[str, Any]:
     """Read a saved comparison (/1 or /2) with its artifact paths made absolute."""
     from ..files import read_bounded
-    from ..resultdir import absolutize
     from ..validate import validate_result
+    from .confine import absolutize
 
     path = Path(path)
     try:

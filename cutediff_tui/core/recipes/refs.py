@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CutediffError
-from . import PARAM_TYPES, Param, RecipeInfo
+from .info import PARAM_TYPES, Param, RecipeInfo
 
 ALL_ARCHS = (80, 90, 100, 110, 120)
 _DECORATORS = ("recipe", "cutediff_recipe")
