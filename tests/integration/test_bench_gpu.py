@@ -43,12 +43,12 @@ def test_positive_control_local_traffic_on_one_side_only(compile_cache):
     )
     (case,) = r["shapes"]
     (k,) = case["kernels"]
-    assert k["kernel"] == "launch_gather" and "ratio" in k and k["ci_low"] <= k["ratio"] <= k["ci_high"]
+    assert k["kernel"] == "gather_kernel" and "ratio" in k and k["ci_low"] <= k["ratio"] <= k["ci_high"]
     sides = r["profile"]["sides"]
-    assert sides["a"]["kernels"]["launch_gather"]["local_bytes"] == 0
-    assert sides["b"]["kernels"]["launch_gather"]["local_bytes"] > 0
-    assert sides["b"]["spills"]["launch_gather"]["stl_executed"] > 0
-    assert not sides["a"]["spills"].get("launch_gather", {}).get("sites")
+    assert sides["a"]["kernels"]["gather_kernel"]["local_bytes"] == 0
+    assert sides["b"]["kernels"]["gather_kernel"]["local_bytes"] > 0
+    assert sides["b"]["spills"]["gather_kernel"]["stl_executed"] > 0
+    assert not sides["a"]["spills"].get("gather_kernel", {}).get("sites")
 
 
 @pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute (ncu) on PATH")

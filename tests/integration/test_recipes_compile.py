@@ -48,9 +48,7 @@ def error_lines(stderr: str) -> list[str]:
     return lines
 
 
-@pytest.mark.parametrize(
-    "sample, kernel", [("elementwise_add.py", "elementwise_add"), ("row_sum.py", "launch_row_sum")]
-)
+@pytest.mark.parametrize("sample, kernel", [("elementwise_add.py", "add_kernel"), ("row_sum.py", "row_sum_kernel")])
 def test_sample_recipe_diffs_across_dsl_versions(compile_cache, sample, kernel):
     result = compare_json(
         ["4.5.1", "4.8.0", *PINS, "--kernel", f"samples/recipes/{sample}", "--arch", "sm_90a"], compile_cache

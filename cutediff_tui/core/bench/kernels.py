@@ -13,18 +13,15 @@ from cutediff_tui.core.naming import kernel_class
 
 
 def kernel_name(raw: str, callables: list[str] | tuple[str, ...] = ()) -> str:
-    """The name a GPU activity gets in the tables, as the compile side names it: the DSL kernel's
-    class; for a DSL kernel without one, the function given to ``cute.compile`` when the hook
-    compiled only one (``callables``); else a short form of the symbol."""
+    """The name a GPU activity gets in the tables, as the compile side names it
+    (:func:`~cutediff_tui.core.naming.kernel_class`): the DSL kernel's class or ``@cute.kernel``
+    function; the function given to ``cute.compile`` (``callables``, when the hook compiled only
+    one) only when the symbol names neither; a non-DSL kernel by a short form of its symbol."""
     raw = raw.strip()
     if raw.startswith("void "):
         raw = raw[5:]
-    if "_object_at_" in raw:
-        return kernel_class(raw)
-    if raw.startswith("kernel_cutlass") and len(set(callables)) == 1:
-        return callables[0]
-    if raw.startswith("kernel_cutlass"):
-        return kernel_class(raw)
+    if raw.startswith("kernel_cutlass") or "_object_at_" in raw:
+        return kernel_class(raw, callables[0] if len(set(callables)) == 1 else None)
     return raw.split("(")[0][:80] or raw[:80]
 
 
