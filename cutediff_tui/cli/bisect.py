@@ -261,15 +261,12 @@ def bisect_table(result: dict) -> Table:
         title_justify="left",
         show_edge=False,
     )
-    for c, kw in (
-        ("version", {}),
-        ("try", {"justify": "right"}),
-        ("verdict", {}),
-        ("why", {"overflow": "fold"}),
-        ("seconds", {"justify": "right"}),
-        ("build", {}),
-    ):
-        t.add_column(c, **kw)
+    t.add_column("version")
+    t.add_column("try", justify="right")
+    t.add_column("verdict")
+    t.add_column("why", overflow="fold")
+    t.add_column("seconds", justify="right")
+    t.add_column("build")
     tried = {s["version"]: s for s in result["steps"]}
     style = {"good": "green", "bad": "bold red", "untestable": "yellow"}
     for v in result["versions"]:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar, cast
 
 import click
 from rich.markup import escape
@@ -194,8 +194,11 @@ def progress_printer(quiet: bool = False) -> Progress:
 
         if st.bars is None:  # one set of bars per invocation (Rich draws one live display at a time)
             # stderr with err_console's colours, but not a CliConsole: its prints would stop the bars
+            # Console.color_system is typed str | None but is the name of one of the systems the
+            # constructor takes
+            color_system = cast('Literal["standard", "256", "truecolor", "windows"] | None', err_console.color_system)
             bars_console = SafeConsole(
-                stderr=True, highlight=False, color_system=err_console.color_system, no_color=err_console.no_color
+                stderr=True, highlight=False, color_system=color_system, no_color=err_console.no_color
             )
             st.bars = ProgressBars.start(bars_console, click.get_current_context(silent=True))
         return st.bars

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 import click
 
@@ -17,6 +18,17 @@ from .common import (
     progress_printer,
     standard_options,
 )
+
+
+class EnvRow(TypedDict):
+    """One environment as ``cutediff env list --json`` writes it."""
+
+    name: str
+    dsl: str
+    pins: list[str]
+    packages: dict[str, str]
+    path: str
+    size_bytes: int
 
 
 @click.group(
@@ -78,7 +90,7 @@ def env_list(json_out: str | None) -> None:
     from ..core.toolchain import list_envs
 
     envs = list_envs()
-    rows = [
+    rows: list[EnvRow] = [
         {
             "name": e.name,
             "dsl": e.spec.dsl,
