@@ -103,11 +103,12 @@ def comparison_tables(c: dict) -> list:
             for item in added[:10]:
                 where = f"{item.file}:{item.line}" if item.file else "(no line info)"
                 out.append(Text(f"    {where}  +{item.b_count - item.a_count} {item.kind}"))
-    for name, m in (view.crosscheck or {}).items():
+    for name, cc in (view.crosscheck or {}).items():
         t = Table(title=f"ptxas cross-check: {name}", title_justify="left", show_edge=False)
-        for col in ("PTX of", "ptxas", *(by_name(n).word for n in CROSSCHECK_FIGURES if by_name(n)), "note"):
+        figures = [f for f in map(by_name, CROSSCHECK_FIGURES) if f]
+        for col in ("PTX of", "ptxas", *(f.word for f in figures), "note"):
             t.add_column(col)
-        for cell in m.matrix:
+        for cell in cc.matrix:
             note = cell.error or (f".version {cell.rewritten_from}→rewritten" if cell.rewritten_from else "")
             t.add_row(
                 cell.side or "",
@@ -119,7 +120,7 @@ def comparison_tables(c: dict) -> list:
                 Text(note),  # a ptxas message: shown as written, never as markup
             )
         out.append(t)
-        out.append(Text(f"  verdict: {m.verdict}", style="bold"))
+        out.append(Text(f"  verdict: {cc.verdict}", style="bold"))
     out.append(Text.assemble(("verdict: ", "bold"), (verdict(c), _verdict_style(c))))
     return out
 
