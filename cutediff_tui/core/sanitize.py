@@ -9,6 +9,7 @@ clear a FAIL line off the screen. :func:`visible` shows each one as a visible es
 from __future__ import annotations
 
 import re
+from typing import Any, overload
 
 __all__ = ["visible", "one_line", "truncate", "no_mentions", "visible_strings", "strip_ansi", "MAX_NAME"]
 
@@ -64,6 +65,10 @@ _PATH_KEYS = frozenset({"files", "sources", "_base"})
 _JSON_CONTROL = re.compile(r"\\[bfr]|\\u00[01][0-9a-fA-F]|\\u007[fF]|[\x7f-\x9f]")
 
 
+@overload
+def visible_strings(obj: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def visible_strings(obj: object) -> object: ...
 def visible_strings(obj: object) -> object:
     """``obj`` (JSON-like data) with every string made :func:`visible` (a copy, or ``obj`` itself
     when it holds no control character); the machine paths under ``files``, ``sources`` and
