@@ -29,7 +29,7 @@ import shutil
 import sys
 import tempfile
 from array import array
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -288,7 +288,7 @@ def _notes(comparison: dict, kernel: dict) -> dict[str, str | None]:
 class _RawScan:
     """Instruction lines of each side's text: the head first (the first paint), then the rest."""
 
-    def __init__(self, sides: list[str], top: int) -> None:
+    def __init__(self, sides: Sequence[str], top: int) -> None:
         self.found: dict[str, list[bytes]] = {s: [] for s in sides}
         self.pos: dict[str, int] = dict.fromkeys(sides, 0)
         self.width = 0
@@ -409,7 +409,7 @@ async def _packed_model(data: bytes, notes: dict[str, str | None]) -> PackedPane
     )
 
 
-async def stage_sass(comparison: dict, kernel_index: int) -> AsyncIterator[PaneModel | str]:
+async def stage_sass(comparison: dict, kernel_index: int) -> AsyncGenerator[PaneModel | str, None]:
     """The SASS view of a big kernel: a raw model, progress texts, then the aligned model.
 
     A failure of the aligner ends with the raw model again, its :attr:`~PaneModel.pending`

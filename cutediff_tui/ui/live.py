@@ -62,7 +62,8 @@ def spec_from_comparison(comparison: dict) -> WatchSpec:
     kw = {"kernel": name, "arch": comparison.get("arch"), "num_sms": prof.get("num_sms"), "extra_params": extra}
     a, b = (",".join([str(sides[s]["dsl"]), *map(str, sides[s].get("pins") or [])]) for s in ("a", "b"))
     opts = compare_options(a, b, kw)
-    locals_ = tuple(tuple(s.local_paths()) for s in opts.specs)
+    spec_a, spec_b = opts.specs
+    locals_ = (tuple(spec_a.local_paths()), tuple(spec_b.local_paths()))
     plan = plan_sources(opts.recipe, search=tuple(p for ps in locals_ for p in ps), local_paths=locals_)
     if not plan.watched() or (opts.recipe.kind == "builtin" and not any(locals_)):
         raise CutediffError(

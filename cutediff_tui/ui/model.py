@@ -673,10 +673,11 @@ def _text_model(
 ) -> PaneModel:
     sides = {}
     for s in SIDES:
-        if notes.get(s) or texts.get(s) is None:
+        text = texts.get(s)
+        if notes.get(s) or text is None:
             sides[s] = SideLines(note=notes.get(s) or "Nothing to show.")
         else:
-            lines = [CodeLine(text=t.expandtabs(4), addr=n + 1) for n, t in enumerate(texts[s])]
+            lines = [CodeLine(text=t.expandtabs(4), addr=n + 1) for n, t in enumerate(text)]
             sides[s] = SideLines(lines, caption=captions.get(s, f"{len(lines):,} lines"))
     hunks: list[RowHunk] = []
     match = None

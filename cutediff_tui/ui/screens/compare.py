@@ -270,8 +270,9 @@ class CompareScreen(ModalScreen[dict | None]):
         if not shown:
             self.selected[s] = None
             return
-        keep = self.selected[s] if self.selected[s] in shown and not query else shown[0]
-        target = prefer if prefer in shown else keep
+        current = self.selected[s]
+        keep = current if current is not None and current in shown and not query else shown[0]
+        target = prefer if prefer is not None and prefer in shown else keep
         ol.highlighted = shown.index(target)
         self.selected[s] = target
 
@@ -385,7 +386,7 @@ class CompareScreen(ModalScreen[dict | None]):
         if event.state != WorkerState.ERROR:
             return
         err = event.worker.error
-        sentence = err.sentence() if hasattr(err, "sentence") else f"{type(err).__name__}: {err}"
+        sentence = err.sentence() if err is not None and hasattr(err, "sentence") else f"{type(err).__name__}: {err}"
         if event.worker.group == "versions":
             self.query_one("#status", Static).update(Content.styled(sentence, "$text-error"))
             self._fill()

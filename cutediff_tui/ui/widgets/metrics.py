@@ -80,9 +80,10 @@ def class_rows(kernel: dict, limit: int = 8) -> list[tuple[str, str, Any, Any, i
         b = (mb if isinstance(mb, dict) else {}).get("instruction_classes") or {}
         if not (isinstance(ma, dict) and isinstance(mb, dict)):
             keys = sorted(set(a) | set(b), key=lambda k: -max(a.get(k, 0), b.get(k, 0)))
-            return [(k, _class_label(k), a.get(k) if ma else None, b.get(k) if mb else None, None) for k in keys][
-                :limit
+            rows: list[tuple[str, str, Any, Any, int | None]] = [
+                (k, _class_label(k), a.get(k) if ma else None, b.get(k) if mb else None, None) for k in keys
             ]
+            return rows[:limit]
         deltas = {k: [a.get(k, 0), b.get(k, 0), b.get(k, 0) - a.get(k, 0)] for k in set(a) | set(b)}
     items = sorted(deltas.items(), key=lambda kv: (-abs(kv[1][2]), -max(kv[1][0], kv[1][1]), kv[0]))
     return [(k, _class_label(k), v[0], v[1], v[2]) for k, v in items[:limit]]
@@ -235,7 +236,7 @@ class MetricsPane(Vertical):
         self.comparison = comparison
         self.kernel: dict = {}
         self.rows: list[tuple[str, str, str, str, str]] = []
-        self.class_data: list[tuple[str, str, Any, Any, int]] = []
+        self.class_data: list[tuple[str, str, Any, Any, int | None]] = []
         self.flashing: set[str] = set()
         """Figures shown highlighted because a recompile under watch changed them."""
 
@@ -283,12 +284,12 @@ class MetricsPane(Vertical):
             lines.append(Content.assemble((kernel["pair_error"], "$text-error")))
         self.query_one("#resources", Static).update(Content("\n").join(lines))
         cls_lines = [_head("classes", "A", "B")]
-        for key, label, va, vb, d in self.class_data:
-            text = "" if d is None else "=" if d == 0 else f"{d:+d}"
+        for key, label, va, vb, n in self.class_data:
+            text = "" if n is None else "=" if n == 0 else f"{n:+d}"
             style = (
                 "$text-muted"
-                if not d
-                else (("bold $regression" if d > 0 else "bold $improvement") if key in WORSE_CLASSES else "")
+                if not n
+                else (("bold $regression" if n > 0 else "bold $improvement") if key in WORSE_CLASSES else "")
             )
             cls_lines.append(_row(label, _fmt(va), _fmt(vb), text, style, "$text-muted"))
         if not self.class_data:
