@@ -12,7 +12,7 @@ The screen keys are listed in :mod:`cutediff_tui.ui.screens.main`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual import on
 from textual.app import App
@@ -44,7 +44,8 @@ class CutediffApp(App[None]):
     TITLE = "cutediff"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {CutediffCommands}
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+    # Textual annotates it `ClassVar[...] | None`, which mypy reads as an instance variable
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]  # type: ignore[misc]
 
     BINDINGS = [
         Binding("q,ctrl+c", "quit", "Quit", id="app.quit", tooltip="Leave cutediff"),
@@ -58,7 +59,7 @@ class CutediffApp(App[None]):
         *,
         versions: list[str] | None = None,
         installed: set[str] | None = None,
-        gpu_probe: dict | bool | None = False,
+        gpu_probe: dict | Literal[False] | None = False,
         watch: WatchSpec | None = None,
     ) -> None:
         """Open ``comparison`` (a ``cutediff.comparison/2`` dict).

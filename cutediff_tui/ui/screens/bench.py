@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -185,7 +185,7 @@ class BenchScreen(ModalScreen[None]):
         ),
     ]
 
-    def __init__(self, gpu: dict | bool | None = False, comparison: dict | None = None) -> None:
+    def __init__(self, gpu: dict | Literal[False] | None = False, comparison: dict | None = None) -> None:
         """``gpu``: a probe result (None = no GPU) or False to probe now; ``comparison``: the open one."""
         super().__init__()
         self._given = gpu
@@ -246,6 +246,7 @@ class BenchScreen(ModalScreen[None]):
         self.gpu = message.gpu
         gpu = message.gpu
         name = (self.comparison.get("recipe") or {}).get("name", "fa4-fwdbwd")
+        hook_error: str | None
         try:
             info = self.bench_config()[1]
         except CutediffError as exc:
@@ -267,8 +268,8 @@ class BenchScreen(ModalScreen[None]):
             )
         else:
             self.gpu_error = None
-        if self.gpu_error:
-            text = Content.assemble(("GPU: ", "bold"), (self.gpu_error, "$warning"))
+        if self.gpu_error or not gpu:  # no GPU always has a gpu_error
+            text = Content.assemble(("GPU: ", "bold"), (self.gpu_error or "", "$warning"))
         else:
             text = Content.assemble(
                 ("GPU: ", "bold"),
@@ -298,20 +299,26 @@ class BenchScreen(ModalScreen[None]):
     def run_bench(self, cancel: threading.Event) -> None:
         from cutediff_tui.core.bench.runner import run_bench
         from cutediff_tui.core.errors import CutediffError
-        from cutediff_tui.core.events import render_event
+        from cutediff_tui.core.events import Event, render_event
         from cutediff_tui.core.toolchain import create_env, parse_side
+
+        def progress(m: Event | str) -> None:
+            self.post_message(BenchEvent({"event": "status", "text": render_event(m)}))
+
+        def listener(ev: dict) -> None:
+            self.post_message(BenchEvent(ev))
 
         sides = self.comparison.get("sides", {})
         try:
             cfg, info = self.bench_config()
-            envs = tuple(
+            env_a, env_b = (
                 create_env(
                     parse_side(",".join([sides[s]["dsl"], *sides[s].get("pins", [])]), cuda=sides[s].get("cuda")),
-                    progress=lambda m: self.post_message(BenchEvent({"event": "status", "text": render_event(m)})),
+                    progress=progress,
                 )
                 for s in SIDES
             )
-            result = run_bench(envs, cfg, lambda ev: self.post_message(BenchEvent(ev)), cancel, recipe=info)
+            result = run_bench((env_a, env_b), cfg, listener, cancel, recipe=info)
             self.post_message(BenchEvent({"event": "done", "result": result}))
         except CutediffError as exc:
             self.post_message(BenchEvent({"event": "failed", "text": exc.sentence()}))

@@ -87,8 +87,7 @@ class HunkNavigation:
         @property
         def kernel(self) -> dict: ...
 
-        @property
-        def app(self) -> Any: ...
+        app: Any
 
         def notify(self, message: str, **kw: Any) -> None: ...
 

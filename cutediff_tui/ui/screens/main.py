@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, cast
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -60,7 +60,7 @@ from ..model import VIEW_TITLES, VIEWS, PaneModel, build_model, is_big, parse_ju
 from ..widgets.bars import ColumnHeader, PaneTitle, ViewBar
 from ..widgets.code_pane import CodePane
 from ..widgets.header import ComparisonHeader, side_label
-from ..widgets.kernel_list import VIRTUAL_FROM, KernelHighlighted, VirtualKernelList, kernel_list
+from ..widgets.kernel_list import VIRTUAL_FROM, KernelHighlighted, KernelList, VirtualKernelList, kernel_list
 from ..widgets.metrics import MetricsPane
 from ..widgets.source_pane import SourcePane
 from .hunk_nav import HUNK_BINDINGS, HunkNavigation, hunk_status
@@ -262,7 +262,7 @@ class MainScreen(HunkNavigation, Screen[None]):
     """Index of the kernel shown."""
     active_side: var[str] = var("b", init=False)
     """Side whose line the source pane, search and jump use (the focused pane's side)."""
-    anchor: var[int | None] = var(None, init=False)
+    selection_anchor: var[int | None] = var(None, init=False)
     """Row where the selection (``v``) starts; None when nothing is selected."""
 
     def __init__(self, comparison: dict, *, normalised: bool = False) -> None:
@@ -369,17 +369,17 @@ class MainScreen(HunkNavigation, Screen[None]):
 
     def watch_cursor(self) -> None:
         self._cursor_moved()
-        if self.anchor is not None:
+        if self.selection_anchor is not None:
             self._show_selection()
 
-    def watch_anchor(self) -> None:
+    def watch_selection_anchor(self) -> None:
         self._show_selection()
 
     def selected_rows(self) -> tuple[int, int] | None:
         """First and last selected row, or None when nothing is selected."""
-        if self.anchor is None:
+        if self.selection_anchor is None:
             return None
-        return (min(self.anchor, self.cursor), max(self.anchor, self.cursor))
+        return (min(self.selection_anchor, self.cursor), max(self.selection_anchor, self.cursor))
 
     def _show_selection(self) -> None:
         sel = self.selected_rows()
@@ -413,7 +413,7 @@ class MainScreen(HunkNavigation, Screen[None]):
             return
         k = self.kernel
         header.show_kernel(truncate(str(k.get("name", "?")), 300), self.kernel_index, len(kernels))
-        kl = self.query_one("#kernels")
+        kl = cast("KernelList | VirtualKernelList", self.query_one("#kernels"))  # made by kernel_list()
         if kl.highlighted != self.kernel_index:
             kl.highlighted = self.kernel_index
         metrics = self.query_one(MetricsPane)
@@ -456,7 +456,7 @@ class MainScreen(HunkNavigation, Screen[None]):
 
     def _apply_model(self, model: PaneModel) -> None:
         self.model = model
-        self.anchor = None
+        self.selection_anchor = None
         self.search_status = ""  # its counter belonged to the other listing
         for s in ("a", "b"):
             self.pane(s).set_model(model)
@@ -581,7 +581,7 @@ class MainScreen(HunkNavigation, Screen[None]):
             (i for i, k in enumerate(kernels) if k.get("name") == name),
             min(self.kernel_index, max(0, len(kernels) - 1)),
         )
-        kl = self.query_one("#kernels")
+        kl = cast("KernelList | VirtualKernelList", self.query_one("#kernels"))  # made by kernel_list()
         in_place = isinstance(kl, VirtualKernelList) == (len(kernels) >= VIRTUAL_FROM)
         self.comparison = comparison
         self.generation += 1
@@ -989,7 +989,8 @@ class MainScreen(HunkNavigation, Screen[None]):
     def action_bench(self) -> None:
         from .bench import BenchScreen
 
-        self.app.push_screen(BenchScreen(getattr(self.app, "gpu_probe", False), getattr(self.app, "comparison", None)))
+        gpu = cast("dict | Literal[False] | None", getattr(self.app, "gpu_probe", False))  # CutediffApp.gpu_probe
+        self.app.push_screen(BenchScreen(gpu, getattr(self.app, "comparison", None)))
 
     def action_crosscheck(self) -> None:
         from .prompt import PromptScreen
@@ -1062,7 +1063,7 @@ class MainScreen(HunkNavigation, Screen[None]):
     # ------------------------------------------------------------------ selection and clipboard
 
     def action_select(self) -> None:
-        self.anchor = None if self.anchor is not None else self.cursor
+        self.selection_anchor = None if self.selection_anchor is not None else self.cursor
         self._update_status()
 
     def rows_text(self, side: str, first: int, last: int) -> str:
@@ -1086,7 +1087,7 @@ class MainScreen(HunkNavigation, Screen[None]):
             self.notify(f"Side {side.upper()} has no line here to copy.", timeout=3)
             return
         self._copy(text + "\n", f"{text.count(chr(10)) + 1} lines of side {side.upper()}")
-        self.anchor = None
+        self.selection_anchor = None
         self._update_status()
 
     def hunk_diff(self, row: int) -> str | None:
