@@ -144,7 +144,7 @@ def test_ci_runs_every_static_check_before_the_tests():
     for check in (
         "ruff check cutediff cutediff_tui tests benchmarks",
         "ruff format --check cutediff cutediff_tui tests benchmarks",
-        "mypy cutediff_tui/core cutediff",
+        "bin/mypy",  # over [tool.mypy] files, checked below
         "lint-imports",
         ".ci/check_imports.py cutediff_tui",
         ".ci/check_imports.py cutediff\n",
@@ -155,5 +155,7 @@ def test_ci_runs_every_static_check_before_the_tests():
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
-    lint = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["lint"]
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    lint = pyproject["project"]["optional-dependencies"]["lint"]
     assert {re.split(r"[=<>]", r)[0] for r in lint} >= {"ruff", "mypy", "import-linter"}
+    assert pyproject["tool"]["mypy"]["files"] == ["cutediff_tui", "cutediff"]  # the whole package, ui and cli too
