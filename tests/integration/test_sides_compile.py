@@ -94,7 +94,10 @@ def test_a_failing_recipe_shows_its_traceback_with_debug_only(compile_cache, tmp
     assert quiet.returncode == 2
     assert "Traceback" not in quiet.stderr and "\x1b" not in quiet.stderr + quiet.stdout
     errors = [ln for ln in quiet.stderr.splitlines() if ln.startswith("error:")]
-    assert errors and "boom at x[i] [bold]kept[/bold]" in errors[0] and "--debug" in errors[0], quiet.stderr
+    assert errors and "boom at x[i] [bold]kept[/bold]" in errors[0], quiet.stderr
+    # the sentence names the line that raised and the kept log (issue 37), not --debug
+    assert f"at {recipe}:7: `raise ValueError(" in errors[0] and "The full log: " in errors[0], errors[0]
+    assert "--debug" not in errors[0], errors[0]
     c = json.loads((tmp_path / "c.json").read_text())
     for s in ("a", "b"):
         assert "\x1b" not in c["sides"][s]["error"] and "helper_that_fails" in c["sides"][s]["error_log"]
